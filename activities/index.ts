@@ -1,0 +1,60 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { AccountRepository } from '../db/repositories/account-repository';
+import { DomainError, NotFoundError } from '../domain/errors';
+import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
+import type { StatusEntry } from '../domain/status';
+
+export interface ActivityDependencies {
+  accounts: AccountRepository;
+  clock: () => Date;
+}
+
+/** Domain errors do not get better by retrying: surface them as non-retryable failures. */
+async function permanent<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof DomainError) {
+      throw ApplicationFailure.nonRetryable(error.message, error.constructor.name);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Every activity of the worker, built over injected repositories and a clock. Workflows type their
+ * stubs from this factory's return type; tests pass their own dependencies to the same factory.
+ */
+export function createActivities({ accounts, clock }: ActivityDependencies) {
+  return {
+    /** What is still missing before the account may go to production, as `status` entries. */
+    async checkAccountOnboarding({ accountId }: { accountId: string }): Promise<StatusEntry[]> {
+      return permanent(async () => {
+        const facts = await accounts.onboardingFacts(accountId);
+        return gapsAsStatus(onboardingGaps(facts), clock().toISOString());
+      });
+    },
+
+    async recordAccountStatus({
+      accountId,
+      status,
+    }: {
+      accountId: string;
+      status: StatusEntry[];
+    }): Promise<void> {
+      await permanent(() => accounts.recordStatus(accountId, status));
+    },
+
+    /** Moves the account to production; idempotent when the account is already there. */
+    async completeAccountOnboarding({ accountId }: { accountId: string }): Promise<string> {
+      return permanent(async () => {
+        const account = await accounts.findById(accountId);
+        if (!account) throw new NotFoundError(`account ${accountId} does not exist`);
+        if (account.state === 'production') return account.state;
+        return (await accounts.applyLifecycleEvent(accountId, 'go_live', [])).state;
+      });
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import express from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { HttpProblem, NotFoundError } from '../domain/errors';
+import type { OpenApiDocument } from '../spec';
+import { specText } from '../spec';
+import { createAuthenticate } from './authenticate';
+import { renderDocsPage } from './docs-page';
+import type { MountedOperation, OperationDefinition } from './operations';
+import { mountOperations } from './operations';
+import { problemHandler } from './problems';
+import { compileRequestValidators } from './request-validation';
+import type { TokenService } from './token-service';
+
+export const API_BASE_PATH = '/api/v2';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const BODY_LIMIT = '1mb';
+
+/** JSON media types, tolerating parameters and the stray `;` some clients send (`application/json;`). */
+function isJsonRequest(req: IncomingMessage): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return (
+    type === 'application/json' ||
+    type === 'application/merge-patch+json' ||
+    /^application\/[\w.-]+\+json$/.test(type)
+  );
+}
+
+export interface AppOptions {
+  logger: Logger;
+  document: OpenApiDocument;
+  tokens: TokenService;
+  publicBaseUrl: string;
+  /** Built from the mounted operations; receives what was routed so discovery can report it. */
+  operations: (mounted: () => readonly MountedOperation[]) => OperationDefinition[];
+}
+
+export function createApp(options: AppOptions) {
+  const { logger, document } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId(req, res) {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  const api = express.Router();
+  api.use(
+    express.json({
+      limit: BODY_LIMIT,
+      strict: false,
+      type: (req) => isJsonRequest(req),
+    }),
+  );
+  api.use((req, _res, next) => {
+    // A body that is not JSON is refused rather than silently ignored.
+    const hasBody =
+      Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    if (hasBody && !isJsonRequest(req) && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method)) {
+      const octets = (req.headers['content-type'] ?? '').startsWith('application/octet-stream');
+      if (!octets) {
+        next(
+          new HttpProblem(
+            415,
+            'unsupported-media-type',
+            'Unsupported Media Type',
+            'Send request bodies as application/json.',
+          ),
+        );
+        return;
+      }
+    }
+    next();
+  });
+
+  api.get('/spec', (_req, res) => {
+    res.type('application/yaml').send(specText());
+  });
+  const docs = renderDocsPage(document, options.publicBaseUrl);
+  api.get('/docs', (_req, res) => {
+    res.type('html').send(docs);
+  });
+
+  let mounted: MountedOperation[] = [];
+  mounted = mountOperations({
+    router: api,
+    document,
+    definitions: options.operations(() => mounted),
+    validators: compileRequestValidators(document),
+    authenticate: createAuthenticate(options.tokens),
+  });
+
+  app.use(API_BASE_PATH, api);
+  app.use((req) => {
+    throw new NotFoundError(`no resource at ${req.method} ${req.path}`);
+  });
+  app.use(problemHandler(logger));
+  return { app, mounted: () => mounted };
+}

@@ -1,0 +1,33 @@
+import { loadConfigOrExit } from '../config/config';
+import { openDatabase } from '../db';
+import { createLogger } from './logger';
+import { startApi } from './server';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  const db = openDatabase({
+    url: config.databaseUrl,
+    poolMax: config.databasePoolMax,
+    apiSecretHashKey: config.apiSecretHashKey,
+  });
+  const api = await startApi({ config, logger, db });
+  logger.info({ url: api.url }, 'API listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'API stopping');
+    await api.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`API failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

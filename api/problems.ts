@@ -1,0 +1,86 @@
+import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import type { ProblemTypeName } from '../domain/errors';
+import { DomainError, HttpProblem, problemTypeUri, ValidationError } from '../domain/errors';
+
+/** Writes an IX-API problem response. */
+export function sendProblem(res: Response, error: DomainError): void {
+  res
+    .status(error.status)
+    .type('application/json')
+    .json({
+      type: problemTypeUri(error.typeName),
+      title: error.title,
+      status: error.status,
+      detail: error.message,
+      ...error.extensions(),
+    });
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  message?: string;
+}
+
+/** Errors raised by Express's body parser, in IX-API's vocabulary. */
+function fromBodyParser(error: BodyParserError): DomainError | undefined {
+  const problem = (status: number, type: ProblemTypeName, title: string, detail: string) =>
+    new HttpProblem(status, type, title, detail);
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new ValidationError([{ name: 'body', reason: 'The request body is not valid JSON.' }]);
+    case 'entity.too.large':
+      return problem(
+        413,
+        'payload-too-large',
+        'Payload Too Large',
+        'The request body exceeds the size limit.',
+      );
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return problem(
+        415,
+        'unsupported-media-type',
+        'Unsupported Media Type',
+        error.message ?? 'Unsupported encoding.',
+      );
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new ValidationError([{ name: 'body', reason: 'The request body could not be read.' }]);
+    default:
+      return undefined;
+  }
+}
+
+/** The one place where errors become HTTP responses. Anything unexpected is logged and answered 500. */
+export function problemHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (error instanceof DomainError) {
+      sendProblem(res, error);
+      return;
+    }
+    const parserProblem =
+      typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;
+    if (parserProblem) {
+      sendProblem(res, parserProblem);
+      return;
+    }
+    (req.log ?? logger).error({ err: error }, 'unhandled error');
+    sendProblem(
+      res,
+      new HttpProblem(
+        500,
+        'server-error',
+        'Internal Server Error',
+        'The server could not complete the request.',
+      ),
+    );
+  };
+}

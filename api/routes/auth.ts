@@ -1,0 +1,53 @@
+import type { CredentialRepository } from '../../db/repositories/credential-repository';
+import { AuthenticationError } from '../../domain/errors';
+import type { OperationDefinition } from '../operations';
+import type { TokenService } from '../token-service';
+
+/**
+ * POST /auth/token and POST /auth/refresh. Both ignore any Authorization header: some clients send
+ * the refresh token there as well as in the body.
+ */
+export function authOperations(deps: {
+  credentials: CredentialRepository;
+  tokens: TokenService;
+}): OperationDefinition[] {
+  const { credentials, tokens } = deps;
+
+  async function issue(subject: { accountId: string; apiKey: string; familyId?: string }) {
+    const pair = await tokens.issuePair(subject);
+    await credentials.recordRefreshToken({
+      jti: pair.refresh.jti,
+      apiKey: pair.refresh.apiKey,
+      accountId: pair.refresh.accountId,
+      familyId: pair.refresh.familyId,
+      expiresAt: pair.refresh.expiresAt,
+    });
+    return { status: 201, body: { access_token: pair.access_token, refresh_token: pair.refresh_token } };
+  }
+
+  return [
+    {
+      operationId: 'auth_token_create',
+      authenticated: false,
+      async handle({ body }) {
+        const { api_key, api_secret } = body as { api_key: string; api_secret: string };
+        const key = await credentials.verifyApiKey(api_key, api_secret);
+        if (!key) throw new AuthenticationError('the API key and secret do not match an active key');
+        return issue({ accountId: key.accountId, apiKey: key.apiKey });
+      },
+    },
+    {
+      operationId: 'auth_token_refresh',
+      authenticated: false,
+      async handle({ body }) {
+        const { refresh_token } = body as { refresh_token: string };
+        const claims = await tokens.verifyRefresh(refresh_token);
+        const spent = await credentials.consumeRefreshToken(claims.jti);
+        if (spent.outcome !== 'accepted') {
+          throw new AuthenticationError('the refresh token has been used, revoked or is unknown');
+        }
+        return issue({ accountId: spent.accountId, apiKey: spent.apiKey, familyId: spent.familyId });
+      },
+    },
+  ];
+}

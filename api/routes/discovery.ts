@@ -1,0 +1,49 @@
+import type { MountedOperation, OperationDefinition } from '../operations';
+import type { HealthReport } from '../health';
+
+export const SCHEMA_VERSION = '2.6.0';
+
+/** GET /health and GET /implementation; both readable without a token. */
+export function discoveryOperations(deps: {
+  checkHealth: () => Promise<HealthReport>;
+  serviceVersion: string;
+  /** What is routed, known only once every operation is mounted. */
+  mounted: () => readonly MountedOperation[];
+}): OperationDefinition[] {
+  return [
+    {
+      operationId: 'api_health_read',
+      authenticated: false,
+      async handle() {
+        const report = await deps.checkHealth();
+        return {
+          status: report.status === 'fail' ? 503 : 200,
+          body: report,
+          headers: { 'Cache-Control': 'no-store' },
+        };
+      },
+    },
+    {
+      operationId: 'api_implementation_read',
+      authenticated: false,
+      async handle() {
+        await Promise.resolve();
+        return {
+          status: 200,
+          body: {
+            schema_version: SCHEMA_VERSION,
+            service_version: deps.serviceVersion,
+            supported_network_service_types: [],
+            supported_network_service_config_types: [],
+            supported_network_feature_types: [],
+            supported_network_feature_config_types: [],
+            supported_operations: deps
+              .mounted()
+              .map((op) => op.operationId)
+              .sort(),
+          },
+        };
+      },
+    },
+  ];
+}

@@ -1,0 +1,91 @@
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { temporalAddressOf } from '../config/config';
+import type { Database } from '../db';
+import { loadSpec } from '../spec';
+import { createApp } from './app';
+import { createHealthCheck } from './health';
+import { authOperations } from './routes/auth';
+import { discoveryOperations } from './routes/discovery';
+import type { TemporalHandle, WorkflowStarter } from './temporal';
+import { connectTemporal, createWorkflowStarter, runOutboxRelay } from './temporal';
+import { createTokenService } from './token-service';
+import { SERVICE_VERSION } from './version';
+
+export interface ApiService {
+  server: Server;
+  url: string;
+  temporal: TemporalHandle;
+  starter: WorkflowStarter;
+  stop(): Promise<void>;
+}
+
+/** Wires the API from its configuration and an open database, and starts listening. */
+export async function startApi(options: {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  /** Port to listen on; defaults to the configured one (0 picks a free port). */
+  port?: number;
+  relayIntervalMs?: number;
+}): Promise<ApiService> {
+  const { config, logger, db } = options;
+  const temporal = connectTemporal({
+    address: temporalAddressOf(config),
+    namespace: config.temporalNamespace,
+  });
+  const starter = createWorkflowStarter({
+    client: temporal.client,
+    outbox: db.outbox,
+    taskQueue: config.temporalTaskQueue,
+    logger,
+  });
+  const tokens = createTokenService({
+    signingKey: config.tokenSigningKey,
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+  });
+  const checkHealth = createHealthCheck({
+    releaseId: SERVICE_VERSION,
+    timeoutMs: config.healthProbeTimeoutMs,
+    dependencies: [
+      { name: 'database', componentType: 'datastore', whenDown: 'fail', probe: () => db.ping() },
+      { name: 'temporal', componentType: 'component', whenDown: 'warn', probe: () => temporal.ping() },
+    ],
+  });
+  const { app } = createApp({
+    logger,
+    document: loadSpec(),
+    tokens,
+    publicBaseUrl: config.publicBaseUrl,
+    operations: (mounted) => [
+      ...authOperations({ credentials: db.credentials, tokens }),
+      ...discoveryOperations({ checkHealth, serviceVersion: SERVICE_VERSION, mounted }),
+    ],
+  });
+  const port = options.port ?? config.port;
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(port, config.host, (error?: Error) =>
+      error ? reject(error) : resolve(listening),
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const stopRelay = runOutboxRelay(starter, logger, options.relayIntervalMs);
+  return {
+    server,
+    url: `http://127.0.0.1:${boundPort}/api/v2`,
+    temporal,
+    starter,
+    async stop() {
+      await stopRelay();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await temporal.close();
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
+import type { OutboxRepository, PendingStart } from '../db/repositories/outbox-repository';
+import type { Logger } from 'pino';
+
+export interface TemporalHandle {
+  client: Client;
+  /** Answers when the Temporal frontend is serving; throws otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A Temporal client that connects lazily, so the API starts (and reports `warn`) while Temporal is down. */
+export function connectTemporal(options: { address: string; namespace: string }): TemporalHandle {
+  const connection = Connection.lazy({ address: options.address, connectTimeout: 2000 });
+  const client = new Client({ connection, namespace: options.namespace });
+  return {
+    client,
+    async ping() {
+      await connection.withDeadline(Date.now() + 2000, () =>
+        connection.workflowService.describeNamespace({ namespace: options.namespace }),
+      );
+    },
+    async close() {
+      await connection.close();
+    },
+  };
+}
+
+function typedSearchAttributes(values: Record<string, string>): SearchAttributePair[] {
+  return SEARCH_ATTRIBUTES.filter((key) => values[key.name] !== undefined).map((key) => ({
+    key,
+    value: values[key.name],
+  }));
+}
+
+/**
+ * Starts the workflows that committed transactions asked for. The handler calls `deliver` right
+ * after commit; `relayOnce` retries whatever was not delivered (the process died, Temporal was down),
+ * so no order is lost. Workflow ids are deterministic, so a second start is harmless.
+ */
+export function createWorkflowStarter(deps: {
+  client: Client;
+  outbox: OutboxRepository;
+  taskQueue: string;
+  logger: Logger;
+}) {
+  const { client, outbox, taskQueue, logger } = deps;
+
+  async function deliver(start: PendingStart): Promise<boolean> {
+    try {
+      await client.workflow.start(start.workflowType, {
+        workflowId: start.workflowId,
+        taskQueue,
+        args: start.args,
+        typedSearchAttributes: typedSearchAttributes(start.searchAttributes),
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+        const message = error instanceof Error ? error.message : String(error);
+        logger.warn(
+          { workflowId: start.workflowId, err: message },
+          'workflow start deferred to the outbox relay',
+        );
+        await outbox.markFailed(start.id, message).catch(() => undefined);
+        return false;
+      }
+    }
+    await outbox.markDelivered(start.id);
+    return true;
+  }
+
+  return {
+    deliver,
+    /** Delivers every start older than `graceMs` that is still pending; returns how many went out. */
+    async relayOnce(graceMs = 5000): Promise<number> {
+      const due = await outbox.due(new Date(Date.now() - graceMs));
+      let delivered = 0;
+      for (const start of due) if (await deliver(start)) delivered += 1;
+      return delivered;
+    },
+  };
+}
+
+export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;
+
+/** Runs the outbox relay every `intervalMs` until stopped; errors are logged and retried next round. */
+export function runOutboxRelay(
+  starter: WorkflowStarter,
+  logger: Logger,
+  intervalMs = 5000,
+): () => Promise<void> {
+  let stopped = false;
+  let current: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    if (stopped) return;
+    current = starter.relayOnce().catch((error: unknown) => {
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'outbox relay round failed',
+      );
+    });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await current;
+  };
+}

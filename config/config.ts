@@ -1,0 +1,220 @@
+/**
+ * Service configuration, read once from the environment and validated at start-up.
+ * Every problem names the variable so that a bad deployment fails loudly and clearly.
+ */
+
+export interface Config {
+  nodeEnv: string;
+  host: string;
+  port: number;
+  /** Public URL of the API base path (…/api/v2), used in links the API hands out. */
+  publicBaseUrl: string;
+  databaseUrl: string;
+  databasePoolMax: number;
+  /** Undefined means "local development": the dev stack starts its own Temporal server. */
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  /** HMAC key that signs access and refresh tokens (HS256), at least 32 bytes. */
+  tokenSigningKey: Uint8Array;
+  /** HMAC key under which API secrets are hashed before they are stored. */
+  apiSecretHashKey: Uint8Array;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  logLevel: string;
+  /** How long a health probe may take before the dependency counts as down. */
+  healthProbeTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** One documented environment variable; README's configuration table is checked against this list. */
+export interface ConfigVariable {
+  name: string;
+  default: string | undefined;
+  description: string;
+}
+
+export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
+  { name: 'NODE_ENV', default: 'development', description: 'production enables the strictest checks' },
+  { name: 'HOST', default: '0.0.0.0', description: 'interface the API listens on' },
+  { name: 'PORT', default: '8000', description: 'TCP port of the API' },
+  {
+    name: 'PUBLIC_BASE_URL',
+    default: 'http://localhost:<PORT>/api/v2',
+    description: 'public URL of the API base path, used in links the API returns',
+  },
+  {
+    name: 'DATABASE_URL',
+    default: 'mysql://root@127.0.0.1:3306/ixapi',
+    description: 'MySQL/MariaDB connection URL; the database is created if missing',
+  },
+  { name: 'DATABASE_POOL_MAX', default: '10', description: 'maximum database connections per process' },
+  {
+    name: 'TEMPORAL_ADDRESS',
+    default: undefined,
+    description:
+      'host:port of the Temporal frontend; when unset `npm start` runs a local dev server on 127.0.0.1:7233',
+  },
+  { name: 'TEMPORAL_NAMESPACE', default: 'ixapi', description: 'Temporal namespace of the workflows' },
+  { name: 'TEMPORAL_TASK_QUEUE', default: 'ixapi-provisioning', description: 'task queue the worker polls' },
+  {
+    name: 'TOKEN_SIGNING_KEY',
+    default: undefined,
+    description:
+      'secret (at least 32 bytes, base64 or hex) signing the JWTs; `npm start` generates one in .data/',
+  },
+  {
+    name: 'API_SECRET_HASH_KEY',
+    default: undefined,
+    description: 'secret (at least 32 bytes, base64 or hex) keying the stored hashes of API secrets',
+  },
+  { name: 'ACCESS_TOKEN_TTL', default: '1h', description: 'access token lifetime (seconds, or 30m, 1h, 2d)' },
+  {
+    name: 'REFRESH_TOKEN_TTL',
+    default: '30d',
+    description: 'refresh token lifetime (seconds, or 30m, 1h, 2d)',
+  },
+  {
+    name: 'LOG_LEVEL',
+    default: 'info',
+    description: 'pino log level: fatal, error, warn, info, debug, trace, silent',
+  },
+  { name: 'HEALTH_PROBE_TIMEOUT_MS', default: '2000', description: 'time a health probe may take' },
+];
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+export function parseDuration(variable: string, raw: string): number {
+  const match = /^(\d+)\s*([smhd]?)$/.exec(raw.trim());
+  if (!match)
+    throw new ConfigError(variable, `expected a duration such as 3600, 90m, 1h or 30d, got "${raw}"`);
+  const seconds = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
+  if (seconds < 1) throw new ConfigError(variable, 'must be at least one second');
+  return seconds;
+}
+
+function parseInteger(variable: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(variable, `expected a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(variable, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** Accepts a key as hex (64+ hex digits) or base64/base64url; rejects anything shorter than 32 bytes. */
+export function parseKey(variable: string, raw: string | undefined): Uint8Array {
+  if (raw === undefined || raw.trim() === '') {
+    throw new ConfigError(variable, 'is required (at least 32 random bytes, base64 or hex encoded)');
+  }
+  const text = raw.trim();
+  let bytes: Buffer;
+  if (/^[0-9a-fA-F]+$/.test(text) && text.length % 2 === 0) bytes = Buffer.from(text, 'hex');
+  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) bytes = Buffer.from(text, 'base64');
+  else throw new ConfigError(variable, 'must be hex or base64 encoded');
+  if (bytes.length < 32) throw new ConfigError(variable, `must hold at least 32 bytes, got ${bytes.length}`);
+  return new Uint8Array(bytes);
+}
+
+function parseDatabaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL', `is not a URL: "${raw}"`);
+  }
+  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
+    throw new ConfigError('DATABASE_URL', `must start with mysql:// or mariadb://, got "${url.protocol}//"`);
+  }
+  if (url.pathname.replace(/^\//, '') === '') throw new ConfigError('DATABASE_URL', 'must name a database');
+  return raw;
+}
+
+function parseTemporalAddress(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(raw.trim())) {
+    throw new ConfigError('TEMPORAL_ADDRESS', `expected host:port, got "${raw}"`);
+  }
+  return raw.trim();
+}
+
+function parseName(variable: string, raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/.test(raw)) {
+    throw new ConfigError(variable, `must be letters, digits, ".", "_" or "-", got "${raw}"`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const get = (name: string): string => {
+    const value = env[name];
+    if (value !== undefined && value !== '') return value;
+    const variable = CONFIG_VARIABLES.find((v) => v.name === name);
+    return variable?.default ?? '';
+  };
+  const port = parseInteger('PORT', get('PORT'), 1, 65535);
+  const logLevel = get('LOG_LEVEL');
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}/api/v2`).replace(/\/+$/, '');
+  try {
+    new URL(publicBaseUrl);
+  } catch {
+    throw new ConfigError('PUBLIC_BASE_URL', `is not a URL: "${publicBaseUrl}"`);
+  }
+  const accessTokenTtlSeconds = parseDuration('ACCESS_TOKEN_TTL', get('ACCESS_TOKEN_TTL'));
+  const refreshTokenTtlSeconds = parseDuration('REFRESH_TOKEN_TTL', get('REFRESH_TOKEN_TTL'));
+  if (refreshTokenTtlSeconds <= accessTokenTtlSeconds) {
+    throw new ConfigError('REFRESH_TOKEN_TTL', 'must be longer than ACCESS_TOKEN_TTL');
+  }
+  const tokenSigningKey = parseKey('TOKEN_SIGNING_KEY', env.TOKEN_SIGNING_KEY);
+  const apiSecretHashKey = parseKey('API_SECRET_HASH_KEY', env.API_SECRET_HASH_KEY);
+  if (Buffer.from(tokenSigningKey).equals(Buffer.from(apiSecretHashKey))) {
+    throw new ConfigError('API_SECRET_HASH_KEY', 'must differ from TOKEN_SIGNING_KEY');
+  }
+  return {
+    nodeEnv: get('NODE_ENV'),
+    host: get('HOST'),
+    port,
+    publicBaseUrl,
+    databaseUrl: parseDatabaseUrl(get('DATABASE_URL')),
+    databasePoolMax: parseInteger('DATABASE_POOL_MAX', get('DATABASE_POOL_MAX'), 1, 1000),
+    temporalAddress: parseTemporalAddress(env.TEMPORAL_ADDRESS),
+    temporalNamespace: parseName('TEMPORAL_NAMESPACE', get('TEMPORAL_NAMESPACE')),
+    temporalTaskQueue: parseName('TEMPORAL_TASK_QUEUE', get('TEMPORAL_TASK_QUEUE')),
+    tokenSigningKey,
+    apiSecretHashKey,
+    accessTokenTtlSeconds,
+    refreshTokenTtlSeconds,
+    logLevel,
+    healthProbeTimeoutMs: parseInteger('HEALTH_PROBE_TIMEOUT_MS', get('HEALTH_PROBE_TIMEOUT_MS'), 100, 60000),
+  };
+}
+
+/** The Temporal frontend to use: the configured one, or the local dev server the dev stack starts. */
+export function temporalAddressOf(config: Config): string {
+  return config.temporalAddress ?? '127.0.0.1:7233';
+}
+
+/** Loads the configuration in an entry point; a bad value ends the process with a message naming it. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,83 @@
+import mysql from 'mysql2/promise';
+import { Sequelize } from 'sequelize';
+
+export interface DatabaseOptions {
+  url: string;
+  poolMax?: number;
+  /** Called with each SQL statement; off by default. */
+  logging?: (sql: string) => void;
+}
+
+interface ParsedUrl {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+}
+
+export function parseDatabaseUrl(url: string): ParsedUrl {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: parsed.port ? Number(parsed.port) : 3306,
+    user: decodeURIComponent(parsed.username) || 'root',
+    password: decodeURIComponent(parsed.password),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')),
+  };
+}
+
+function quoteIdentifier(name: string): string {
+  if (!/^[A-Za-z0-9_$-]{1,64}$/.test(name)) throw new Error(`unsafe database name "${name}"`);
+  return `\`${name}\``;
+}
+
+async function withServerConnection<T>(
+  url: string,
+  work: (connection: mysql.Connection) => Promise<T>,
+): Promise<T> {
+  const { host, port, user, password } = parseDatabaseUrl(url);
+  const connection = await mysql.createConnection({ host, port, user, password, connectTimeout: 5000 });
+  try {
+    return await work(connection);
+  } finally {
+    await connection.end();
+  }
+}
+
+/** Creates the database named in the URL when it does not exist yet. */
+export async function ensureDatabase(url: string): Promise<void> {
+  const { database } = parseDatabaseUrl(url);
+  await withServerConnection(url, async (connection) => {
+    await connection.query(
+      `CREATE DATABASE IF NOT EXISTS ${quoteIdentifier(database)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+    );
+  });
+}
+
+/** Drops the database named in the URL (test databases only). */
+export async function dropDatabase(url: string): Promise<void> {
+  const { database } = parseDatabaseUrl(url);
+  await withServerConnection(url, async (connection) => {
+    await connection.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(database)}`);
+  });
+}
+
+export function createSequelize(options: DatabaseOptions): Sequelize {
+  const { host, port, user, password, database } = parseDatabaseUrl(options.url);
+  return new Sequelize(database, user, password, {
+    host,
+    port,
+    dialect: 'mysql',
+    timezone: '+00:00',
+    logging: options.logging ?? false,
+    pool: { max: options.poolMax ?? 10, min: 0, acquire: 10000, idle: 10000, evict: 5000 },
+    dialectOptions: {
+      connectTimeout: 5000,
+      dateStrings: false,
+      supportBigNumbers: true,
+      bigNumberStrings: false,
+    },
+    define: { underscored: true, freezeTableName: true },
+  });
+}

@@ -1,0 +1,43 @@
+import type { Sequelize } from 'sequelize';
+import type { DatabaseOptions } from './connection';
+import { createSequelize } from './connection';
+import { defineModels } from './models';
+import { createAccountRepository } from './repositories/account-repository';
+import { createContactRepository } from './repositories/contact-repository';
+import { createCredentialRepository } from './repositories/credential-repository';
+import { createEventRepository } from './repositories/event-repository';
+import { createOutboxRepository } from './repositories/outbox-repository';
+
+export interface Database {
+  sequelize: Sequelize;
+  accounts: ReturnType<typeof createAccountRepository>;
+  contacts: ReturnType<typeof createContactRepository>;
+  credentials: ReturnType<typeof createCredentialRepository>;
+  events: ReturnType<typeof createEventRepository>;
+  outbox: ReturnType<typeof createOutboxRepository>;
+  /** Answers when the database takes a trivial query; throws otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Connects (lazily) and wires the repositories over one Sequelize instance. */
+export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint8Array }): Database {
+  const sequelize = createSequelize(options);
+  const models = defineModels(sequelize);
+  const events = createEventRepository({ models });
+  const outbox = createOutboxRepository({ models });
+  return {
+    sequelize,
+    accounts: createAccountRepository({ sequelize, models, events, outbox }),
+    contacts: createContactRepository({ models }),
+    credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
+    events,
+    outbox,
+    async ping() {
+      await sequelize.query('SELECT 1');
+    },
+    async close() {
+      await sequelize.close();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { QueryInterface, Sequelize } from 'sequelize';
+import { SequelizeStorage, Umzug } from 'umzug';
+import * as initial from './migrations/0001-initial';
+
+interface Migration {
+  up(params: { context: QueryInterface }): Promise<void>;
+  down(params: { context: QueryInterface }): Promise<void>;
+}
+
+/** Every migration, in order. Listed explicitly so the same code runs from TypeScript and from dist/. */
+const MIGRATIONS: ReadonlyArray<[string, Migration]> = [['0001-initial', initial]];
+
+export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {
+  return new Umzug<QueryInterface>({
+    migrations: MIGRATIONS.map(([name, migration]) => ({
+      name,
+      up: ({ context }) => migration.up({ context }),
+      down: ({ context }) => migration.down({ context }),
+    })),
+    context: sequelize.getQueryInterface(),
+    storage: new SequelizeStorage({ sequelize, tableName: 'schema_migrations' }),
+    logger: {
+      info: (event: Record<string, unknown>) => {
+        if (event.event === 'migrated') log(`migrated ${String(event.name)}`);
+      },
+      warn: (event: Record<string, unknown>) => log(`migration warning: ${JSON.stringify(event)}`),
+      error: (event: Record<string, unknown>) => log(`migration error: ${JSON.stringify(event)}`),
+      debug: () => {},
+    },
+  });
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrate(sequelize: Sequelize, log?: (message: string) => void): Promise<string[]> {
+  const applied = await createMigrator(sequelize, log).up();
+  return applied.map((m) => m.name);
+}

@@ -1,0 +1,120 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Transaction } from 'sequelize';
+import { Op } from 'sequelize';
+import type { Models } from '../models';
+
+const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
+
+/** IX-API credentials: the key is exactly 16 characters, the secret exactly 86. */
+export const API_KEY_LENGTH = 16;
+export const API_SECRET_LENGTH = 86;
+
+function randomKey(): string {
+  const bytes = randomBytes(API_KEY_LENGTH);
+  let key = '';
+  for (const byte of bytes) key += KEY_ALPHABET[byte % KEY_ALPHABET.length];
+  return key;
+}
+
+/** 64 random bytes in base64url are exactly 86 characters. */
+function randomSecret(): string {
+  return randomBytes(64).toString('base64url');
+}
+
+export interface IssuedCredentials {
+  apiKey: string;
+  apiSecret: string;
+}
+
+export interface VerifiedKey {
+  apiKey: string;
+  accountId: string;
+}
+
+export type RefreshOutcome =
+  { outcome: 'accepted'; apiKey: string; accountId: string; familyId: string } | { outcome: 'rejected' };
+
+export function createCredentialRepository({ models, hashKey }: { models: Models; hashKey: Uint8Array }) {
+  const hashSecret = (secret: string): string => createHmac('sha256', hashKey).update(secret).digest('hex');
+  const isApiKeyActive = async (apiKey: string): Promise<boolean> => {
+    const row = (await models.ApiKey.findByPk(apiKey, { attributes: ['revokedAt'] }))?.get({ plain: true });
+    return row !== undefined && row.revokedAt === null;
+  };
+
+  return {
+    /** Issues a new API key for an account. The secret is returned once and only its keyed hash is kept. */
+    async createApiKey(accountId: string, label = '', transaction?: Transaction): Promise<IssuedCredentials> {
+      const apiKey = randomKey();
+      const apiSecret = randomSecret();
+      await models.ApiKey.create(
+        { apiKey, accountId, label, secretHash: hashSecret(apiSecret) },
+        { transaction },
+      );
+      return { apiKey, apiSecret };
+    },
+
+    /** Stores a known key and secret (demo credentials that survive a re-seed). */
+    async putApiKey(accountId: string, credentials: IssuedCredentials, label = ''): Promise<void> {
+      await models.ApiKey.upsert({
+        apiKey: credentials.apiKey,
+        accountId,
+        label,
+        secretHash: hashSecret(credentials.apiSecret),
+        revokedAt: null,
+      });
+    },
+
+    /** The key's account when key and secret match an active key; null otherwise (no hint which part was wrong). */
+    async verifyApiKey(apiKey: string, apiSecret: string): Promise<VerifiedKey | null> {
+      const row = (await models.ApiKey.findByPk(apiKey))?.get({ plain: true });
+      const expected = Buffer.from(row ? row.secretHash : hashSecret('no such key'), 'hex');
+      const given = Buffer.from(hashSecret(apiSecret), 'hex');
+      const matches = timingSafeEqual(expected, given);
+      if (!row || !matches || row.revokedAt !== null) return null;
+      return { apiKey: row.apiKey, accountId: row.accountId };
+    },
+
+    isApiKeyActive,
+
+    async revokeApiKey(apiKey: string): Promise<void> {
+      await models.ApiKey.update({ revokedAt: new Date() }, { where: { apiKey, revokedAt: null } });
+      await models.RefreshToken.update({ revokedAt: new Date() }, { where: { apiKey, revokedAt: null } });
+    },
+
+    async recordRefreshToken(token: {
+      jti: string;
+      apiKey: string;
+      accountId: string;
+      familyId: string;
+      expiresAt: Date;
+    }): Promise<void> {
+      await models.RefreshToken.create(token);
+    },
+
+    /**
+     * Spends a refresh token: it works once. Presenting a spent token again means it leaked, so the
+     * whole family (every token descended from the same login) is revoked.
+     */
+    async consumeRefreshToken(jti: string, now = new Date()): Promise<RefreshOutcome> {
+      const [spent] = await models.RefreshToken.update(
+        { usedAt: now },
+        { where: { jti, usedAt: null, revokedAt: null, expiresAt: { [Op.gt]: now } } },
+      );
+      const row = (await models.RefreshToken.findByPk(jti))?.get({ plain: true });
+      if (!row) return { outcome: 'rejected' };
+      if (spent !== 1) {
+        if (row.usedAt !== null) {
+          await models.RefreshToken.update(
+            { revokedAt: now },
+            { where: { familyId: row.familyId, revokedAt: null } },
+          );
+        }
+        return { outcome: 'rejected' };
+      }
+      if (!(await isApiKeyActive(row.apiKey))) return { outcome: 'rejected' };
+      return { outcome: 'accepted', apiKey: row.apiKey, accountId: row.accountId, familyId: row.familyId };
+    },
+  };
+}
+
+export type CredentialRepository = ReturnType<typeof createCredentialRepository>;

@@ -1,0 +1,105 @@
+import { InvalidTransitionError } from './errors';
+
+/**
+ * The IX-API resource lifecycle. The state names are IX-API's, verbatim; a unit test keeps this
+ * list equal to the `State` enum of spec/openapi.yaml.
+ */
+export const STATES = [
+  'requested',
+  'allocated',
+  'testing',
+  'production',
+  'production_change_pending',
+  'decommission_requested',
+  'decommissioned',
+  'archived',
+  'error',
+  'operator',
+  'scheduled',
+  'cancelled',
+] as const;
+
+export type State = (typeof STATES)[number];
+
+/** What happened to a resource; the table below says where each event leads from each state. */
+export type LifecycleEvent =
+  | 'schedule'
+  | 'allocate'
+  | 'start_testing'
+  | 'go_live'
+  | 'request_change'
+  | 'complete_change'
+  | 'request_decommission'
+  | 'decommission'
+  | 'archive'
+  | 'cancel'
+  | 'fail'
+  | 'escalate'
+  | 'retry';
+
+type Table = { readonly [S in State]: Partial<Record<LifecycleEvent, State>> };
+
+const TROUBLE = { fail: 'error', escalate: 'operator' } as const;
+
+/** The one table of allowed transitions, used by the API, the workflows and the tests. */
+export const TRANSITIONS: Table = {
+  requested: {
+    schedule: 'scheduled',
+    allocate: 'allocated',
+    go_live: 'production',
+    cancel: 'cancelled',
+    ...TROUBLE,
+  },
+  scheduled: { allocate: 'allocated', cancel: 'cancelled', ...TROUBLE },
+  allocated: { start_testing: 'testing', go_live: 'production', cancel: 'cancelled', ...TROUBLE },
+  testing: { go_live: 'production', cancel: 'cancelled', ...TROUBLE },
+  production: {
+    request_change: 'production_change_pending',
+    request_decommission: 'decommission_requested',
+    ...TROUBLE,
+  },
+  production_change_pending: {
+    complete_change: 'production',
+    request_decommission: 'decommission_requested',
+    ...TROUBLE,
+  },
+  decommission_requested: { decommission: 'decommissioned', ...TROUBLE },
+  decommissioned: { archive: 'archived' },
+  archived: {},
+  cancelled: { archive: 'archived' },
+  // An operator steers a resource out of trouble: back to the start, on to production, or out.
+  error: {
+    retry: 'requested',
+    go_live: 'production',
+    cancel: 'cancelled',
+    request_decommission: 'decommission_requested',
+    decommission: 'decommissioned',
+    escalate: 'operator',
+  },
+  operator: {
+    retry: 'requested',
+    go_live: 'production',
+    cancel: 'cancelled',
+    request_decommission: 'decommission_requested',
+    decommission: 'decommissioned',
+    fail: 'error',
+  },
+};
+
+export function isState(value: unknown): value is State {
+  return typeof value === 'string' && (STATES as readonly string[]).includes(value);
+}
+
+export function canTransition(from: State, event: LifecycleEvent): boolean {
+  return TRANSITIONS[from][event] !== undefined;
+}
+
+/** The state that `event` leads to from `from`; throws InvalidTransitionError when it is not allowed. */
+export function transition(from: State, event: LifecycleEvent): State {
+  const to = TRANSITIONS[from][event];
+  if (to === undefined) throw new InvalidTransitionError(from, event);
+  return to;
+}
+
+/** States in which a service is usable by the customer (accounts, connections, services alike). */
+export const OPERATIONAL_STATES: readonly State[] = ['production', 'production_change_pending'];

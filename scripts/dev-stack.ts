@@ -1,0 +1,270 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { Connection } from '@temporalio/client';
+import type { Config } from '../config/config';
+import { ConfigError, loadConfig } from '../config/config';
+import { openDatabase } from '../db';
+import { ensureDatabase } from '../db/connection';
+import { migrate } from '../db/migrator';
+import { seedDemoAccounts } from '../db/seed/demo';
+import { searchAttributeFlags } from '../domain/search-attributes';
+import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
+import { DATA_DIR, PROJECT_ROOT, ensureLocalSecrets } from './local-secrets';
+import { findTemporalCli } from './temporal-cli';
+
+/**
+ * `npm start`: the whole service on one machine. A Temporal dev server (unless TEMPORAL_ADDRESS is
+ * set), the database and its migrations, the demo exchange, the API and a worker. Ctrl-C stops
+ * every child in order; a second start reuses .data/.
+ */
+
+const TEMPORAL_PORT = 7233;
+const TEMPORAL_UI_PORT = 8233;
+const children: Array<{ name: string; child: ChildProcess }> = [];
+let shuttingDown = false;
+
+const say = (message: string) => process.stdout.write(`[start] ${message}\n`);
+
+function fail(message: string): never {
+  process.stderr.write(`[start] ${message}\n`);
+  void shutdown(1);
+  throw new Error(message);
+}
+
+function portAnswers(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function prefixOutput(name: string, child: ChildProcess): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    createInterface({ input: stream }).on('line', (line) =>
+      process.stdout.write(`${name.padEnd(8)}| ${line}\n`),
+    );
+  }
+}
+
+function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  // Own process group: Ctrl-C reaches only this script, which stops the children in order.
+  const child = spawn(command, args, {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  prefixOutput(name, child);
+  child.once('exit', (code, signal) => {
+    if (!shuttingDown) {
+      process.stderr.write(
+        `[start] ${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything\n`,
+      );
+      void shutdown(1);
+    }
+  });
+  children.push({ name, child });
+  return child;
+}
+
+function stopChild({ name, child }: { name: string; child: ChildProcess }): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      say(`${name} did not stop in time; killing it`);
+      child.kill('SIGKILL');
+    }, 15000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function shutdown(code: number): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  say('stopping…');
+  // API and worker first (they drain), Temporal last.
+  const services = children.filter((c) => c.name !== 'temporal');
+  await Promise.all(services.map(stopChild));
+  await Promise.all(children.filter((c) => c.name === 'temporal').map(stopChild));
+  say('stopped');
+  process.exit(code);
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (shuttingDown) throw new Error('shutting down');
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  fail(`${what} did not become ready within ${Math.round(timeoutMs / 1000)} s`);
+}
+
+async function startTemporal(config: Config, env: NodeJS.ProcessEnv): Promise<string> {
+  if (config.temporalAddress) {
+    say(`using the Temporal server at ${config.temporalAddress}`);
+    return config.temporalAddress;
+  }
+  let cli: string;
+  try {
+    cli = findTemporalCli();
+  } catch {
+    say('the Temporal CLI is missing; installing it (needs Go)…');
+    const install = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts/install-temporal.sh')], {
+      stdio: 'inherit',
+    });
+    if (install.status !== 0) fail('could not install the Temporal CLI; see the messages above');
+    cli = findTemporalCli();
+  }
+  if (await portAnswers(TEMPORAL_PORT)) {
+    fail(
+      `port ${TEMPORAL_PORT} is already in use (another \`npm start\`?). Stop it, or set TEMPORAL_ADDRESS=127.0.0.1:${TEMPORAL_PORT} to use that server.`,
+    );
+  }
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(TEMPORAL_PORT),
+    '--ui-port',
+    String(TEMPORAL_UI_PORT),
+    '--db-filename',
+    path.join(DATA_DIR, 'temporal.db'),
+    '--namespace',
+    config.temporalNamespace,
+    '--log-level',
+    'error',
+    ...searchAttributeFlags().flatMap((flag) => ['--search-attribute', flag]),
+  ];
+  say(`starting the Temporal dev server (${cli})`);
+  startChild('temporal', cli, args, env);
+  const address = `127.0.0.1:${TEMPORAL_PORT}`;
+  await waitFor(
+    'the Temporal server',
+    async () => {
+      try {
+        const connection = await Connection.connect({ address, connectTimeout: 1000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: config.temporalNamespace });
+          return true;
+        } finally {
+          await connection.close();
+        }
+      } catch {
+        return false;
+      }
+    },
+    60000,
+  );
+  return address;
+}
+
+async function prepareDatabase(config: Config): Promise<void> {
+  say(`preparing the database ${new URL(config.databaseUrl).pathname.slice(1)}`);
+  try {
+    await ensureDatabase(config.databaseUrl);
+  } catch (error) {
+    fail(
+      `cannot reach the database at ${new URL(config.databaseUrl).host}: ${error instanceof Error ? error.message : String(error)}. Start MariaDB/MySQL or set DATABASE_URL.`,
+    );
+  }
+  const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
+  try {
+    const applied = await migrate(db.sequelize);
+    say(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+    const accounts = await seedDemoAccounts(db, readDemoCredentials());
+    writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
+  } finally {
+    await db.close();
+  }
+}
+
+async function main(): Promise<void> {
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+  mkdirSync(DATA_DIR, { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  ensureLocalSecrets(env);
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
+    throw error;
+  }
+
+  await prepareDatabase(config);
+  const temporalAddress = await startTemporal(config, env);
+  const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress };
+  const node = process.execPath;
+  startChild('worker', node, ['--import', 'tsx', 'worker/main.ts'], childEnv);
+  startChild('api', node, ['--import', 'tsx', 'api/main.ts'], childEnv);
+  const healthUrl = `http://127.0.0.1:${config.port}/api/v2/health`;
+  await waitFor(
+    'the API',
+    async () => {
+      try {
+        return (await fetch(healthUrl)).status < 500;
+      } catch {
+        return false;
+      }
+    },
+    60000,
+  );
+
+  const accounts = readDemoCredentials();
+  const lines = [
+    '',
+    'The IX-API provisioning service is running.',
+    `  API            ${config.publicBaseUrl}`,
+    `  Docs           ${config.publicBaseUrl}/docs`,
+    `  OpenAPI        ${config.publicBaseUrl}/spec`,
+    `  Health         ${config.publicBaseUrl}/health`,
+    config.temporalAddress
+      ? `  Temporal       ${config.temporalAddress} (namespace ${config.temporalNamespace})`
+      : `  Temporal UI    http://localhost:${TEMPORAL_UI_PORT}/namespaces/${config.temporalNamespace}/workflows`,
+    '',
+    `Demo credentials (also in ${path.relative(PROJECT_ROOT, DEMO_CREDENTIALS_FILE)}):`,
+    ...accounts.map(
+      (a) =>
+        `  ${a.role.padEnd(10)} ${a.name.padEnd(18)} ${a.accountId.padEnd(22)} api_key=${a.apiKey}  api_secret=${a.apiSecret}`,
+    ),
+    '',
+    'Get a token:',
+    `  curl -s -X POST ${config.publicBaseUrl}/auth/token -H 'Content-Type: application/json' \\`,
+    `    -d '{"api_key":"${accounts[0]?.apiKey ?? ''}","api_secret":"<api_secret>"}'`,
+    '',
+    'Press Ctrl-C to stop.',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  if (!shuttingDown) {
+    process.stderr.write(
+      `[start] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    void shutdown(1);
+  }
+});

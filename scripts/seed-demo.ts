@@ -1,0 +1,26 @@
+import { loadConfigOrExit } from '../config/config';
+import { openDatabase } from '../db';
+import { seedDemoAccounts } from '../db/seed/demo';
+import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
+import { ensureLocalSecrets } from './local-secrets';
+
+/** Seeds the demo exchange (idempotent) and writes the demo credentials to .data/demo-credentials.json. */
+async function main(): Promise<void> {
+  if (process.env.NODE_ENV !== 'production') ensureLocalSecrets(process.env);
+  const config = loadConfigOrExit();
+  const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
+  try {
+    const accounts = await seedDemoAccounts(db, readDemoCredentials());
+    writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
+    process.stdout.write(
+      `seeded ${accounts.length} demo accounts; credentials in ${DEMO_CREDENTIALS_FILE}\n`,
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`seeding failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { createLogger } from '../api/logger';
+import { loadConfigOrExit, temporalAddressOf } from '../config/config';
+import { openDatabase } from '../db';
+import { createWorker } from './create-worker';
+
+async function connectWithRetry(address: string, log: (message: string) => void): Promise<NativeConnection> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await NativeConnection.connect({ address });
+    } catch (error) {
+      if (attempt >= 30) throw error;
+      log(`Temporal at ${address} not reachable yet (attempt ${attempt}); retrying in 2 s`);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger({ level: config.logLevel, name: 'worker' });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  });
+  const db = openDatabase({
+    url: config.databaseUrl,
+    poolMax: config.databasePoolMax,
+    apiSecretHashKey: config.apiSecretHashKey,
+  });
+  const address = temporalAddressOf(config);
+  const connection = await connectWithRetry(address, (message) => logger.warn(message));
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.temporalTaskQueue,
+    activities: createActivities({ accounts: db.accounts, clock: () => new Date() }),
+  });
+  logger.info(
+    { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },
+    'worker polling',
+  );
+  // Runtime's default shutdown signals (SIGINT, SIGTERM) drain the worker; run() resolves afterwards.
+  await worker.run();
+  await connection.close();
+  await db.close();
+  logger.info('worker stopped');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`worker failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
