@@ -66,8 +66,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       sendProblem(res, error);
       return;
     }
-    const parserProblem =
-      typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;
+    const parserProblem = typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;
     if (parserProblem) {
       sendProblem(res, parserProblem);
       return;

@@ -6,6 +6,7 @@ import type { Database } from '../db';
 import { loadSpec } from '../spec';
 import { createApp } from './app';
 import { createHealthCheck } from './health';
+import { accountOperations } from './routes/accounts';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
 import type { TemporalHandle, WorkflowStarter } from './temporal';
@@ -29,6 +30,8 @@ export async function startApi(options: {
   /** Port to listen on; defaults to the configured one (0 picks a free port). */
   port?: number;
   relayIntervalMs?: number;
+  /** How old an undelivered workflow start must be before the relay takes it over. */
+  relayGraceMs?: number;
 }): Promise<ApiService> {
   const { config, logger, db } = options;
   const temporal = connectTemporal({
@@ -61,6 +64,7 @@ export async function startApi(options: {
     publicBaseUrl: config.publicBaseUrl,
     operations: (mounted) => [
       ...authOperations({ credentials: db.credentials, tokens }),
+      ...accountOperations({ accounts: db.accounts }),
       ...discoveryOperations({ checkHealth, serviceVersion: SERVICE_VERSION, mounted }),
     ],
   });
@@ -73,7 +77,7 @@ export async function startApi(options: {
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
-  const stopRelay = runOutboxRelay(starter, logger, options.relayIntervalMs);
+  const stopRelay = runOutboxRelay(starter, logger, options.relayIntervalMs, options.relayGraceMs);
   return {
     server,
     url: `http://127.0.0.1:${boundPort}/api/v2`,

@@ -90,12 +90,13 @@ export function runOutboxRelay(
   starter: WorkflowStarter,
   logger: Logger,
   intervalMs = 5000,
+  graceMs = 5000,
 ): () => Promise<void> {
   let stopped = false;
   let current: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     if (stopped) return;
-    current = starter.relayOnce().catch((error: unknown) => {
+    current = starter.relayOnce(graceMs).catch((error: unknown) => {
       logger.warn(
         { err: error instanceof Error ? error.message : String(error) },
         'outbox relay round failed',

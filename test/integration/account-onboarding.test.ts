@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { RESOURCE_STATE } from '../../domain/search-attributes';
+import { accountChangedSignal } from '../../workflows';
+import { stack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const newMember = (name: string) => ({
+  name,
+  address: { country: 'DE', locality: 'Hamburg', postal_code: '20095', street_address: 'Jungfernstieg 1' },
+});
+
+describe('account on-boarding workflow', () => {
+  it('keeps a new account requested, says what is missing, and moves it to production once it is there', async () => {
+    const { db, api, temporal } = stack();
+    const { account, start } = await db.accounts.create(newMember('Elbe Networks'));
+    assert.equal(account.state, 'requested');
+    assert.equal(start.workflowId, `ixapi:account:${account.id}`);
+    assert.equal(await api.starter.deliver(start), true);
+
+    const waiting = await eventually('the status to name the missing legal contact', async () => {
+      const current = await db.accounts.findById(account.id);
+      return current?.status.length ? current : undefined;
+    });
+    assert.equal(waiting.state, 'requested');
+    assert.deepEqual(
+      waiting.status.map((s) => [s.tag, s.attrs.role]),
+      [['contact_role_missing', 'legal']],
+    );
+
+    const contact = await db.contacts.createContact({
+      managing_account: account.id,
+      consuming_account: account.id,
+      external_ref: null,
+      name: 'Elbe Legal',
+      email: 'legal@elbe.example',
+      telephone: '+4940123456',
+    });
+    await db.contacts.assignRole({ role: 'role-legal', contact: contact.id });
+    const handle = temporal.client.workflow.getHandle(start.workflowId);
+    await handle.signal(accountChangedSignal);
+
+    assert.equal(await handle.result(), 'production');
+    const done = await db.accounts.findById(account.id);
+    assert.equal(done?.state, 'production');
+    assert.deepEqual(done?.status, []);
+    const description = await handle.describe();
+    assert.deepEqual(description.typedSearchAttributes.get(RESOURCE_STATE), 'production');
+
+    const events = await db.events.listForAccount(account.id);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['account.created', 'account.state_changed'],
+    );
+    assert.deepEqual(events[1].payload, {
+      id: account.id,
+      from: 'requested',
+      to: 'production',
+      event: 'go_live',
+    });
+  });
+
+  it('starts the workflow through the outbox relay when the first start did not happen', async () => {
+    const { db, temporal } = stack();
+    // Created but never delivered, as if the API had crashed right after the commit.
+    const { account, start } = await db.accounts.create(newMember('Alster Transit'));
+    await eventually('the relay to deliver the start', async () =>
+      (await db.outbox.isDelivered(start.id)) ? true : undefined,
+    );
+    const description = await temporal.client.workflow.getHandle(`ixapi:account:${account.id}`).describe();
+    assert.equal(description.type, 'onboardAccount');
+  });
+
+  it('treats a second start of the same workflow as delivered', async () => {
+    const { db, api } = stack();
+    const { start } = await db.accounts.create(newMember('Binnen Hosting'));
+    assert.equal(await api.starter.deliver(start), true);
+    assert.equal(await api.starter.deliver(start), true);
+  });
+});

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
+import pino from 'pino';
+import { createActivities } from '../../activities';
+import type { ApiService } from '../../api/server';
+import { startApi } from '../../api/server';
+import type { Config } from '../../config/config';
+import { loadConfig } from '../../config/config';
+import type { Database } from '../../db';
+import { openDatabase } from '../../db';
+import { dropDatabase, ensureDatabase } from '../../db/connection';
+import { migrate } from '../../db/migrator';
+import type { DemoCredential } from '../../db/seed/demo';
+import { seedDemoAccounts } from '../../db/seed/demo';
+import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
+import { findTemporalCli } from '../../scripts/temporal-cli';
+import { createWorker } from '../../worker/create-worker';
+
+/**
+ * The real stack the integration tests talk to: a throw-away MariaDB database, a Temporal dev
+ * server started from the installed CLI, a worker, and the API on a free port.
+ */
+export interface TestStack {
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  db: Database;
+  api: ApiService;
+  baseUrl: string;
+  temporal: TestWorkflowEnvironment;
+  worker: Worker;
+  credentials: DemoCredential[];
+  logger: pino.Logger;
+}
+
+let current: TestStack | undefined;
+let workerRun: Promise<void> | undefined;
+
+export function stack(): TestStack {
+  if (!current) throw new Error('the integration stack is not running');
+  return current;
+}
+
+/** A database URL on the same server as the configured one, with a fresh, unique database name. */
+export function throwAwayDatabaseUrl(): string {
+  const base = new URL(
+    process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/ixapi',
+  );
+  base.pathname = `/ixapi_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  return base.toString();
+}
+
+export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: throwAwayDatabaseUrl(),
+    TOKEN_SIGNING_KEY: randomBytes(32).toString('base64'),
+    API_SECRET_HASH_KEY: randomBytes(32).toString('base64'),
+    TEMPORAL_NAMESPACE: 'ixapi',
+    TEMPORAL_TASK_QUEUE: `ixapi-test-${randomBytes(3).toString('hex')}`,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    HEALTH_PROBE_TIMEOUT_MS: '1500',
+    ...overrides,
+  };
+}
+
+export async function startStack(): Promise<TestStack> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: findTemporalCli() },
+      namespace: 'ixapi',
+      searchAttributes: [...SEARCH_ATTRIBUTES],
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  const env = testEnvironment({ TEMPORAL_ADDRESS: temporal.address });
+  const config = loadConfig(env);
+  const logger = pino({ level: config.logLevel });
+  await ensureDatabase(config.databaseUrl);
+  const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
+  await migrate(db.sequelize);
+  const credentials = await seedDemoAccounts(db);
+  const worker = await createWorker({
+    connection: temporal.nativeConnection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.temporalTaskQueue,
+    activities: createActivities({ accounts: db.accounts, clock: () => new Date() }),
+  });
+  workerRun = worker.run();
+  const api = await startApi({ config, logger, db, port: 0, relayIntervalMs: 300, relayGraceMs: 300 });
+  current = { config, env, db, api, baseUrl: api.url, temporal, worker, credentials, logger };
+  return current;
+}
+
+export async function stopStack(): Promise<void> {
+  const running = current;
+  current = undefined;
+  if (!running) return;
+  await running.api.stop();
+  running.worker.shutdown();
+  await workerRun;
+  await running.db.close();
+  await dropDatabase(running.config.databaseUrl);
+  await running.temporal.teardown();
+}
