@@ -1,0 +1,126 @@
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { connectTemporal, createWorkflowStarter } from '../api/temporal';
+import type { Config } from '../config/config';
+import { loadConfigOrExit, temporalAddressOf } from '../config/config';
+import type { Database } from '../db';
+import { openDatabase } from '../db';
+import { ensureLocalSecrets } from './local-secrets';
+
+const USAGE = `Usage: npm run admin -- <command> [options]
+
+Commands:
+  create-account   --name NAME --country CC --locality CITY --postal-code CODE --street ADDRESS
+                   [--legal-name NAME] [--managing-account ID] [--external-ref REF]
+                   Creates an account (state "requested"; its on-boarding workflow takes it to
+                   production) and an API key for it. The secret is printed once and never stored.
+  create-api-key   --account ID [--label TEXT]
+                   Issues another API key for an existing account.
+  revoke-api-key   --key API_KEY
+                   Revokes a key and every refresh token issued through it.
+`;
+
+function required(values: Record<string, string | undefined>, names: string[]): void {
+  const missing = names.filter((name) => !values[name]);
+  if (missing.length) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
+}
+
+class UsageError extends Error {}
+
+async function createAccount(db: Database, config: Config, values: Record<string, string | undefined>) {
+  required(values, ['name', 'country', 'locality', 'postal-code', 'street']);
+  if (!/^[A-Z]{2}$/.test(values.country!)) throw new UsageError('--country must be an ISO 3166-1 alpha-2 code, e.g. DE');
+  const { account, start } = await db.accounts.create({
+    name: values.name!,
+    legal_name: values['legal-name'] ?? null,
+    managing_account: values['managing-account'] ?? null,
+    external_ref: values['external-ref'] ?? null,
+    address: {
+      country: values.country!,
+      locality: values.locality!,
+      postal_code: values['postal-code']!,
+      street_address: values.street!,
+    },
+  });
+  const credentials = await db.credentials.createApiKey(account.id, 'admin');
+  const temporal = connectTemporal({ address: temporalAddressOf(config), namespace: config.temporalNamespace });
+  const starter = createWorkflowStarter({
+    client: temporal.client,
+    outbox: db.outbox,
+    taskQueue: config.temporalTaskQueue,
+    logger: pino({ level: 'silent' }),
+  });
+  const started = await starter.deliver(start);
+  await temporal.close();
+  process.stdout.write(
+    [
+      `account     ${account.id} (${account.name}, state ${account.state})`,
+      `onboarding  ${started ? `workflow ${start.workflowId} started` : 'queued; the API starts it once Temporal answers'}`,
+      `api_key     ${credentials.apiKey}`,
+      `api_secret  ${credentials.apiSecret}`,
+      'The secret is shown only now; store it safely.',
+      '',
+    ].join('\n'),
+  );
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  if (!command || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: Object.fromEntries(
+      [
+        'name',
+        'legal-name',
+        'country',
+        'locality',
+        'postal-code',
+        'street',
+        'managing-account',
+        'external-ref',
+        'account',
+        'label',
+        'key',
+      ].map((name) => [name, { type: 'string' as const }]),
+    ),
+  });
+  if (process.env.NODE_ENV !== 'production') ensureLocalSecrets(process.env);
+  const config = loadConfigOrExit();
+  const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
+  try {
+    switch (command) {
+      case 'create-account':
+        await createAccount(db, config, values);
+        break;
+      case 'create-api-key': {
+        required(values, ['account']);
+        if (!(await db.accounts.findById(values.account!))) throw new UsageError(`no account ${values.account}`);
+        const issued = await db.credentials.createApiKey(values.account!, values.label ?? '');
+        process.stdout.write(`api_key     ${issued.apiKey}\napi_secret  ${issued.apiSecret}\nThe secret is shown only now.\n`);
+        break;
+      }
+      case 'revoke-api-key':
+        required(values, ['key']);
+        await db.credentials.revokeApiKey(values.key!);
+        process.stdout.write(`revoked ${values.key}\n`);
+        break;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  process.stderr.write(`admin: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

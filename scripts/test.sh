@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `npm test`: lint, type check, unit tests, then integration tests against a real MariaDB and a real
+# Temporal dev server (started by the suite itself). Ends with one line counting every test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-temporal.sh || exit 1
+
+step() { printf '\n== %s\n' "$*"; }
+
+step lint
+npm run --silent lint || exit 1
+step typecheck
+npm run --silent typecheck || exit 1
+
+passed=0
+failed=0
+status=0
+for suite in unit integration; do
+  step "$suite tests"
+  log="$(mktemp)"
+  npx mocha --config ".mocharc.$suite.json" 2>&1 | tee "$log"
+  code=${PIPESTATUS[0]}
+  p=$(sed -n 's/^ *\([0-9][0-9]*\) passing.*/\1/p' "$log" | tail -n 1)
+  f=$(sed -n 's/^ *\([0-9][0-9]*\) failing.*/\1/p' "$log" | tail -n 1)
+  rm -f "$log"
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  if [ "$code" -ne 0 ]; then
+    status=1
+    # A suite that died before reporting (e.g. its setup failed) still counts as a failure.
+    [ -n "$f" ] || failed=$((failed + 1))
+  fi
+done
+
+printf '\n'
+echo "mocha: ${passed} passed, ${failed} failed"
+exit "$status"
