@@ -29,7 +29,8 @@ class UsageError extends Error {}
 
 async function createAccount(db: Database, config: Config, values: Record<string, string | undefined>) {
   required(values, ['name', 'country', 'locality', 'postal-code', 'street']);
-  if (!/^[A-Z]{2}$/.test(values.country!)) throw new UsageError('--country must be an ISO 3166-1 alpha-2 code, e.g. DE');
+  if (!/^[A-Z]{2}$/.test(values.country!))
+    throw new UsageError('--country must be an ISO 3166-1 alpha-2 code, e.g. DE');
   const { account, start } = await db.accounts.create({
     name: values.name!,
     legal_name: values['legal-name'] ?? null,
@@ -43,7 +44,10 @@ async function createAccount(db: Database, config: Config, values: Record<string
     },
   });
   const credentials = await db.credentials.createApiKey(account.id, 'admin');
-  const temporal = connectTemporal({ address: temporalAddressOf(config), namespace: config.temporalNamespace });
+  const temporal = connectTemporal({
+    address: temporalAddressOf(config),
+    namespace: config.temporalNamespace,
+  });
   const starter = createWorkflowStarter({
     client: temporal.client,
     outbox: db.outbox,
@@ -98,9 +102,12 @@ async function main(): Promise<void> {
         break;
       case 'create-api-key': {
         required(values, ['account']);
-        if (!(await db.accounts.findById(values.account!))) throw new UsageError(`no account ${values.account}`);
+        if (!(await db.accounts.findById(values.account!)))
+          throw new UsageError(`no account ${values.account}`);
         const issued = await db.credentials.createApiKey(values.account!, values.label ?? '');
-        process.stdout.write(`api_key     ${issued.apiKey}\napi_secret  ${issued.apiSecret}\nThe secret is shown only now.\n`);
+        process.stdout.write(
+          `api_key     ${issued.apiKey}\napi_secret  ${issued.apiSecret}\nThe secret is shown only now.\n`,
+        );
         break;
       }
       case 'revoke-api-key':
@@ -117,7 +124,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof UsageError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+  if (
+    error instanceof UsageError ||
+    (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
+  ) {
     process.stderr.write(`${error.message}\n\n${USAGE}`);
     process.exit(2);
   }

@@ -21,7 +21,18 @@ function recordHistory(name: string, workflowId: string): void {
   const { temporal, config } = stack();
   const json = execFileSync(
     findTemporalCli(),
-    ['workflow', 'show', '--workflow-id', workflowId, '--address', temporal.address, '--namespace', config.temporalNamespace, '--output', 'json'],
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      '--address',
+      temporal.address,
+      '--namespace',
+      config.temporalNamespace,
+      '--output',
+      'json',
+    ],
     { encoding: 'utf8' },
   );
   writeFileSync(path.resolve(__dirname, `../fixtures/histories/${name}.json`), json);

@@ -8,7 +8,7 @@ export interface HttpResponse {
   status: number;
   headers: Headers;
   text: string;
-   
+
   body: any;
 }
 

@@ -40,6 +40,8 @@ describe('workflow replay over recorded histories', function () {
     const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
     assert.ok(scheduled, 'the history schedules an activity');
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'somethingElse';
-    await assert.rejects(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history));
+    await assert.rejects(
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history),
+    );
   });
 });
