@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { temporalAddressOf } from '../config/config';
 import type { Database } from '../db';
 import { loadSpec } from '../spec';
 import { createApp } from './app';
@@ -10,7 +9,7 @@ import { accountOperations } from './routes/accounts';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
 import type { TemporalHandle, WorkflowStarter } from './temporal';
-import { connectTemporal, createWorkflowStarter, runOutboxRelay } from './temporal';
+import { connectWorkflowStarter, runOutboxRelay } from './temporal';
 import { createTokenService } from './token-service';
 import { SERVICE_VERSION } from './version';
 
@@ -34,16 +33,7 @@ export async function startApi(options: {
   relayGraceMs?: number;
 }): Promise<ApiService> {
   const { config, logger, db } = options;
-  const temporal = connectTemporal({
-    address: temporalAddressOf(config),
-    namespace: config.temporalNamespace,
-  });
-  const starter = createWorkflowStarter({
-    client: temporal.client,
-    outbox: db.outbox,
-    taskQueue: config.temporalTaskQueue,
-    logger,
-  });
+  const { temporal, starter } = connectWorkflowStarter({ config, outbox: db.outbox, logger });
   const tokens = createTokenService({
     signingKey: config.tokenSigningKey,
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,

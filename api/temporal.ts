@@ -3,6 +3,8 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
 import type { OutboxRepository, PendingStart } from '../db/repositories/outbox-repository';
 import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { temporalAddressOf } from '../config/config';
 
 export interface TemporalHandle {
   client: Client;
@@ -84,6 +86,22 @@ export function createWorkflowStarter(deps: {
 }
 
 export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;
+
+/** The configured Temporal connection and a workflow starter over it. */
+export function connectWorkflowStarter(deps: { config: Config; outbox: OutboxRepository; logger: Logger }) {
+  const { config, outbox, logger } = deps;
+  const temporal = connectTemporal({
+    address: temporalAddressOf(config),
+    namespace: config.temporalNamespace,
+  });
+  const starter = createWorkflowStarter({
+    client: temporal.client,
+    outbox,
+    taskQueue: config.temporalTaskQueue,
+    logger,
+  });
+  return { temporal, starter };
+}
 
 /** Runs the outbox relay every `intervalMs` until stopped; errors are logged and retried next round. */
 export function runOutboxRelay(

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { connectTemporal, createWorkflowStarter } from '../api/temporal';
+import { connectWorkflowStarter } from '../api/temporal';
 import type { Config } from '../config/config';
-import { loadConfigOrExit, temporalAddressOf } from '../config/config';
+import { loadConfigOrExit } from '../config/config';
 import type { Database } from '../db';
 import { openDatabase } from '../db';
 import { ensureLocalSecrets } from './local-secrets';
@@ -44,14 +44,9 @@ async function createAccount(db: Database, config: Config, values: Record<string
     },
   });
   const credentials = await db.credentials.createApiKey(account.id, 'admin');
-  const temporal = connectTemporal({
-    address: temporalAddressOf(config),
-    namespace: config.temporalNamespace,
-  });
-  const starter = createWorkflowStarter({
-    client: temporal.client,
+  const { temporal, starter } = connectWorkflowStarter({
+    config,
     outbox: db.outbox,
-    taskQueue: config.temporalTaskQueue,
     logger: pino({ level: 'silent' }),
   });
   const started = await starter.deliver(start);
