@@ -86,10 +86,6 @@ export const TRANSITIONS: Table = {
   },
 };
 
-export function isState(value: unknown): value is State {
-  return typeof value === 'string' && (STATES as readonly string[]).includes(value);
-}
-
 export function canTransition(from: State, event: LifecycleEvent): boolean {
   return TRANSITIONS[from][event] !== undefined;
 }
@@ -100,6 +96,3 @@ export function transition(from: State, event: LifecycleEvent): State {
   if (to === undefined) throw new InvalidTransitionError(from, event);
   return to;
 }
-
-/** States in which a service is usable by the customer (accounts, connections, services alike). */
-export const OPERATIONAL_STATES: readonly State[] = ['production', 'production_change_pending'];
