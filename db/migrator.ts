@@ -1,6 +1,7 @@
 import type { QueryInterface, Sequelize } from 'sequelize';
 import { SequelizeStorage, Umzug } from 'umzug';
 import * as initial from './migrations/0001-initial';
+import * as catalogue from './migrations/0002-catalogue';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -8,7 +9,10 @@ interface Migration {
 }
 
 /** Every migration, in order. Listed explicitly so the same code runs from TypeScript and from dist/. */
-const MIGRATIONS: ReadonlyArray<[string, Migration]> = [['0001-initial', initial]];
+const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
+  ['0001-initial', initial],
+  ['0002-catalogue', catalogue],
+];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {
   return new Umzug<QueryInterface>({

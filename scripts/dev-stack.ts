@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '../config/config';
 import { openDatabase } from '../db';
 import { ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
-import { seedDemoAccounts } from '../db/seed/demo';
+import { seedDemo } from '../db/seed';
 import { searchAttributeFlags } from '../domain/search-attributes';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
 import { DATA_DIR, PROJECT_ROOT, ensureLocalSecrets } from './local-secrets';
@@ -192,7 +192,7 @@ async function prepareDatabase(config: Config): Promise<void> {
   try {
     const applied = await migrate(db.sequelize);
     say(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
-    const accounts = await seedDemoAccounts(db, readDemoCredentials());
+    const accounts = await seedDemo(db, readDemoCredentials());
     writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
   } finally {
     await db.close();

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
-import { seedDemoAccounts } from '../db/seed/demo';
+import { seedDemo } from '../db/seed';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
 import { ensureLocalSecrets } from './local-secrets';
 
@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
   try {
-    const accounts = await seedDemoAccounts(db, readDemoCredentials());
+    const accounts = await seedDemo(db, readDemoCredentials());
     writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
     process.stdout.write(
       `seeded ${accounts.length} demo accounts; credentials in ${DEMO_CREDENTIALS_FILE}\n`,

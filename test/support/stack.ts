@@ -13,7 +13,7 @@ import { openDatabase } from '../../db';
 import { dropDatabase, ensureDatabase } from '../../db/connection';
 import { migrate } from '../../db/migrator';
 import type { DemoCredential } from '../../db/seed/demo';
-import { seedDemoAccounts } from '../../db/seed/demo';
+import { seedDemo } from '../../db/seed';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { createWorker } from '../../worker/create-worker';
@@ -80,7 +80,7 @@ export async function startStack(): Promise<TestStack> {
   await ensureDatabase(config.databaseUrl);
   const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
   await migrate(db.sequelize);
-  const credentials = await seedDemoAccounts(db);
+  const credentials = await seedDemo(db);
   const worker = await createWorker({
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,

@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+
+/** Collects bound values and hands out their placeholders, so that no value is spliced into SQL. */
+export class SqlParams {
+  readonly values: Record<string, unknown> = {};
+  private next = 0;
+
+  bind(value: unknown): string {
+    const name = `p${this.next++}`;
+    this.values[name] = value;
+    return `:${name}`;
+  }
+}
+
+/** A filter turns a validated query-parameter value into an SQL condition on the row alias `t`. */
+export type FilterSql = (value: unknown, params: SqlParams) => string;
+
+export type Row = Record<string, unknown>;
+
+/**
+ * A related list computed for a page of rows in one query (e.g. a facility's PoPs): the query selects
+ * `owner` (the id of the row it belongs to) and the columns `collect` needs, for `owner IN (:owners)`.
+ */
+export interface Relation {
+  property: string;
+  sql: string;
+  collect?: (rows: Row[]) => unknown;
+}
+
+/**
+ * One IX-API collection backed by one table: how to filter it, which related lists to load and how a
+ * row becomes the resource. Filtering, ordering and paging happen in SQL.
+ */
+export interface CollectionDefinition {
+  /** Resource family, as in paths and conflicts (`facilities`). */
+  name: string;
+  table: string;
+  /** Columns of `t` that make up the resource (besides relations). */
+  columns: string[];
+  filters: Record<string, FilterSql>;
+  relations?: Relation[];
+  /** JSON columns stored as text. */
+  jsonColumns?: string[];
+  toResource(row: Row): Record<string, unknown>;
+}
+
+export interface ListQuery {
+  ids?: string[];
+  /** Validated values by parameter name; only parameters with a filter in the definition are used. */
+  filters: Record<string, unknown>;
+  page?: { limit: number; offset: number };
+}
+
+export interface ListResult {
+  items: Record<string, unknown>[];
+  total: number;
+  /** Changes whenever the filtered collection changes (insert, update, delete). */
+  token: string;
+}
+
+/** Plain column names belong to the row alias `t`; anything else is an SQL expression with its alias. */
+function selectList(definition: CollectionDefinition): string {
+  return definition.columns.map((c) => (/^[a-z_]+$/.test(c) ? `t.${c}` : c)).join(', ');
+}
+
+function whereClause(definition: CollectionDefinition, query: ListQuery, params: SqlParams): string {
+  const conditions: string[] = [];
+  if (query.ids !== undefined) {
+    conditions.push(query.ids.length ? `t.id IN (${params.bind(query.ids)})` : '1 = 0');
+  }
+  for (const [name, value] of Object.entries(query.filters)) {
+    const filter = definition.filters[name];
+    if (filter && value !== undefined) conditions.push(`(${filter(value, params)})`);
+  }
+  return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+}
+
+function decodeJson(definition: CollectionDefinition, row: Row): Row {
+  for (const column of definition.jsonColumns ?? []) {
+    if (typeof row[column] === 'string') row[column] = JSON.parse(row[column]);
+  }
+  return row;
+}
+
+async function attachRelations(sequelize: Sequelize, definition: CollectionDefinition, rows: Row[]): Promise<void> {
+  if (!rows.length) return;
+  const owners = rows.map((r) => r.id);
+  for (const relation of definition.relations ?? []) {
+    const related = await sequelize.query<Row>(relation.sql, {
+      replacements: { owners },
+      type: QueryTypes.SELECT,
+    });
+    const byOwner = new Map<unknown, Row[]>();
+    for (const item of related) {
+      const list = byOwner.get(item.owner) ?? [];
+      list.push(item);
+      byOwner.set(item.owner, list);
+    }
+    for (const row of rows) {
+      const items = byOwner.get(row.id) ?? [];
+      row[relation.property] = relation.collect ? relation.collect(items) : items.map((item) => item.id);
+    }
+  }
+}
+
+function tokenOf(definition: CollectionDefinition, total: number, lastChange: unknown, maxId: unknown): string {
+  const changed = lastChange instanceof Date ? lastChange.toISOString() : String(lastChange ?? '');
+  return createHash('sha256')
+    .update(`${definition.name}|${total}|${changed}|${String(maxId ?? '')}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/**
+ * Lists a collection: filters as a conjunction in SQL, a stable order by id, and paging through a
+ * deferred join on the primary key so that a deep page costs about what the first one does.
+ */
+export async function listCollection(
+  sequelize: Sequelize,
+  definition: CollectionDefinition,
+  query: ListQuery,
+): Promise<ListResult> {
+  const params = new SqlParams();
+  const where = whereClause(definition, query, params);
+  const [summary] = await sequelize.query<{ total: number; last_change: unknown; max_id: unknown }>(
+    `SELECT COUNT(*) AS total, MAX(t.updated_at) AS last_change, MAX(t.id) AS max_id FROM ${definition.table} t ${where}`,
+    { replacements: params.values, type: QueryTypes.SELECT },
+  );
+  const total = Number(summary.total);
+  const token = tokenOf(definition, total, summary.last_change, summary.max_id);
+  const columns = selectList(definition);
+  let sql: string;
+  if (query.page) {
+    const limit = params.bind(query.page.limit);
+    const offset = params.bind(query.page.offset);
+    sql = `SELECT ${columns} FROM ${definition.table} t
+             JOIN (SELECT t.id FROM ${definition.table} t ${where} ORDER BY t.id LIMIT ${offset}, ${limit}) page
+               ON page.id = t.id
+            ORDER BY t.id`;
+  } else {
+    sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.id`;
+  }
+  const rows =
+    query.page && query.page.offset >= total
+      ? []
+      : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
+  rows.forEach((row) => decodeJson(definition, row));
+  await attachRelations(sequelize, definition, rows);
+  return { items: rows.map((row) => definition.toResource(row)), total, token };
+}
+
+/** One resource by id, or null: a primary-key lookup plus its relations. */
+export async function readResource(
+  sequelize: Sequelize,
+  definition: CollectionDefinition,
+  id: string,
+): Promise<Record<string, unknown> | null> {
+  const columns = selectList(definition);
+  const rows = await sequelize.query<Row>(`SELECT ${columns} FROM ${definition.table} t WHERE t.id = :id`, {
+    replacements: { id },
+    type: QueryTypes.SELECT,
+  });
+  if (!rows.length) return null;
+  decodeJson(definition, rows[0]);
+  await attachRelations(sequelize, definition, rows);
+  return definition.toResource(rows[0]);
+}
