@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type Ajv from 'ajv';
 import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
@@ -31,6 +32,8 @@ function isJsonRequest(req: IncomingMessage): boolean {
 export interface AppOptions {
   logger: Logger;
   document: OpenApiDocument;
+  /** The validator over `document`, shared by every part of the app. */
+  ajv: Ajv;
   tokens: TokenService;
   publicBaseUrl: string;
   /** Built from the mounted operations; receives what was routed so discovery can report it. */
@@ -77,8 +80,9 @@ export function createApp(options: AppOptions) {
     const hasBody =
       Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     if (hasBody && !isJsonRequest(req) && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method)) {
-      const octets = (req.headers['content-type'] ?? '').startsWith('application/octet-stream');
-      if (!octets) {
+      const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      // Letters of authorisation are uploaded as raw bytes.
+      if (type !== 'application/octet-stream' && type !== 'application/pdf') {
         next(
           new HttpProblem(
             415,
@@ -106,7 +110,7 @@ export function createApp(options: AppOptions) {
     router: api,
     document,
     definitions: options.operations(() => mounted),
-    validators: compileRequestValidators(document),
+    validators: compileRequestValidators(document, options.ajv),
     authenticate: createAuthenticate(options.tokens),
   });
 

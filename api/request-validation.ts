@@ -6,7 +6,8 @@ import { ValidationError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
 
-const DOCUMENT_ID = 'ixapi-openapi';
+/** The `$id` under which the whole document is registered with ajv. */
+export const DOCUMENT_ID = 'ixapi-openapi';
 
 /**
  * OpenAPI 3.0 allows `nullable: true` beside `allOf`/`$ref` without a `type`; ajv only understands
@@ -32,8 +33,9 @@ export function createAjv(document: OpenApiDocument): Ajv {
   return ajv;
 }
 
-function pointer(...segments: string[]): string {
-  return segments.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+/** A JSON pointer (`/a/b~1c`) from its unescaped segments. */
+export function pointer(...segments: string[]): string {
+  return segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 /** `/address/country` → `address.country`, `/asns/0` → `asns.0`. */
@@ -96,7 +98,7 @@ export function compileRequestValidators(
     const content = operation.requestBody?.content;
     const mediaType = content && Object.keys(content).find((type) => type.includes('json'));
     if (!mediaType) continue;
-    const ref = `${DOCUMENT_ID}#/${pointer('paths', path, method, 'requestBody', 'content', mediaType, 'schema')}`;
+    const ref = `${DOCUMENT_ID}#${pointer('paths', path, method, 'requestBody', 'content', mediaType, 'schema')}`;
     bodies.set(operationId, {
       required: operation.requestBody?.required ?? false,
       validate: ajv.compile({ $ref: ref }),

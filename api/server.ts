@@ -5,7 +5,10 @@ import type { Database } from '../db';
 import { loadSpec } from '../spec';
 import { createApp } from './app';
 import { createHealthCheck } from './health';
+import { collectionOperations } from './collections';
+import { createAjv } from './request-validation';
 import { accountOperations } from './routes/accounts';
+import { CATALOGUE_COLLECTIONS } from './routes/catalogue';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
 import type { TemporalHandle, WorkflowStarter } from './temporal';
@@ -47,14 +50,18 @@ export async function startApi(options: {
       { name: 'temporal', componentType: 'component', whenDown: 'warn', probe: () => temporal.ping() },
     ],
   });
+  const document = loadSpec();
+  const ajv = createAjv(document);
   const { app } = createApp({
     logger,
-    document: loadSpec(),
+    document,
+    ajv,
     tokens,
     publicBaseUrl: config.publicBaseUrl,
     operations: (mounted) => [
       ...authOperations({ credentials: db.credentials, tokens }),
       ...accountOperations({ accounts: db.accounts }),
+      ...collectionOperations({ sequelize: db.sequelize, document, ajv, entries: CATALOGUE_COLLECTIONS }),
       ...discoveryOperations({ checkHealth, serviceVersion: SERVICE_VERSION, mounted }),
     ],
   });

@@ -32,7 +32,8 @@ function rangeFilters(name: string, condition: (operator: string, placeholder: s
 }
 
 /** Ports below the row `t`, for capability filters; `scope` says how a port belongs to `t`. */
-const portsOf = (scope: string) => (condition: string) => `EXISTS (SELECT 1 FROM ports p WHERE ${scope} AND ${condition})`;
+const portsOf = (scope: string) => (condition: string) =>
+  `EXISTS (SELECT 1 FROM ports p WHERE ${scope} AND ${condition})`;
 
 function capabilityFilters(scope: string): Record<string, FilterSql> {
   const ports = portsOf(scope);
@@ -50,7 +51,10 @@ export const metroAreas: CollectionDefinition = {
   columns: ['id', 'un_locode', 'iata_code', 'display_name'],
   filters: {},
   relations: [
-    { property: 'facilities', sql: 'SELECT metro_area AS owner, id FROM facilities WHERE metro_area IN (:owners) ORDER BY id' },
+    {
+      property: 'facilities',
+      sql: 'SELECT metro_area AS owner, id FROM facilities WHERE metro_area IN (:owners) ORDER BY id',
+    },
     {
       property: 'metro_area_networks',
       sql: 'SELECT metro_area AS owner, id FROM metro_area_networks WHERE metro_area IN (:owners) ORDER BY id',
@@ -65,7 +69,10 @@ export const metroAreaNetworks: CollectionDefinition = {
   columns: ['id', 'name', 'metro_area', 'service_provider'],
   filters: { name: eq('name'), metro_area: eq('metro_area'), service_provider: eq('service_provider') },
   relations: [
-    { property: 'pops', sql: 'SELECT metro_area_network AS owner, id FROM pops WHERE metro_area_network IN (:owners) ORDER BY id' },
+    {
+      property: 'pops',
+      sql: 'SELECT metro_area_network AS owner, id FROM pops WHERE metro_area_network IN (:owners) ORDER BY id',
+    },
   ],
   toResource: (row) => ({ ...row }),
 };
@@ -97,7 +104,12 @@ export const facilities: CollectionDefinition = {
     postal_code: eq('postal_code'),
     ...capabilityFilters(FACILITY_PORTS),
   },
-  relations: [{ property: 'pops', sql: 'SELECT facility AS owner, id FROM pops WHERE facility IN (:owners) ORDER BY id' }],
+  relations: [
+    {
+      property: 'pops',
+      sql: 'SELECT facility AS owner, id FROM pops WHERE facility IN (:owners) ORDER BY id',
+    },
+  ],
   toResource: (row) => ({ ...row }),
 };
 
@@ -118,7 +130,9 @@ export const pops: CollectionDefinition = {
     metro_area_network: eq('metro_area_network'),
     ...capabilityFilters('p.pop = t.id'),
   },
-  relations: [{ property: 'devices', sql: 'SELECT pop AS owner, id FROM devices WHERE pop IN (:owners) ORDER BY id' }],
+  relations: [
+    { property: 'devices', sql: 'SELECT pop AS owner, id FROM devices WHERE pop IN (:owners) ORDER BY id' },
+  ],
   toResource: (row) => ({ ...row }),
 };
 
@@ -281,7 +295,8 @@ export const productOfferings: CollectionDefinition = {
   toResource: (row) => {
     const type = String(row.type);
     const offering: Record<string, unknown> = {};
-    for (const column of [...OFFERING_COMMON, ...(OFFERING_FIELDS[type] ?? [])]) offering[column] = row[column];
+    for (const column of [...OFFERING_COMMON, ...(OFFERING_FIELDS[type] ?? [])])
+      offering[column] = row[column];
     offering.downgrade_allowed = Boolean(row.downgrade_allowed);
     offering.upgrade_allowed = Boolean(row.upgrade_allowed);
     offering.orderable_not_before = timestamp(row.orderable_not_before);
@@ -364,7 +379,8 @@ export const roles: CollectionDefinition = {
   jsonColumns: ['required_fields'],
   filters: {
     name: eq('name'),
-    contact: (value, params) => `t.id IN (SELECT role FROM role_assignments WHERE contact = ${params.bind(value)})`,
+    contact: (value, params) =>
+      `t.id IN (SELECT role FROM role_assignments WHERE contact = ${params.bind(value)})`,
   },
   toResource: (row) => ({ ...row }),
 };

@@ -84,7 +84,11 @@ function decodeJson(definition: CollectionDefinition, row: Row): Row {
   return row;
 }
 
-async function attachRelations(sequelize: Sequelize, definition: CollectionDefinition, rows: Row[]): Promise<void> {
+async function attachRelations(
+  sequelize: Sequelize,
+  definition: CollectionDefinition,
+  rows: Row[],
+): Promise<void> {
   if (!rows.length) return;
   const owners = rows.map((r) => r.id);
   for (const relation of definition.relations ?? []) {
@@ -105,10 +109,15 @@ async function attachRelations(sequelize: Sequelize, definition: CollectionDefin
   }
 }
 
-function tokenOf(definition: CollectionDefinition, total: number, lastChange: unknown, maxId: unknown): string {
-  const changed = lastChange instanceof Date ? lastChange.toISOString() : String(lastChange ?? '');
+function tokenOf(
+  definition: CollectionDefinition,
+  total: number,
+  lastChange: unknown,
+  maxId: unknown,
+): string {
+  const changed = lastChange instanceof Date ? lastChange.toISOString() : String((lastChange as string | null) ?? '');
   return createHash('sha256')
-    .update(`${definition.name}|${total}|${changed}|${String(maxId ?? '')}`)
+    .update(`${definition.name}|${total}|${changed}|${String((maxId as string | null) ?? '')}`)
     .digest('base64url')
     .slice(0, 22);
 }

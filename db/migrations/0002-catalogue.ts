@@ -38,7 +38,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
       metro_area: ref('metro_areas'),
       address_country: text(2),
       address_locality: text(80),
-      address_region: text(80, true),
+      address_region: text(80),
       postal_code: text(18),
       street_address: text(80),
       organisation_name: text(80),

@@ -13,6 +13,7 @@ const SEEDED_AT = new Date('2026-01-01T00:00:00.000Z');
 interface Metro {
   code: string;
   locode: string;
+  region: string;
   name: string;
   country: string;
   /** Facilities: [id suffix, name, operator, street, postal code]. */
@@ -27,6 +28,7 @@ const METROS: Metro[] = [
   {
     code: 'fra',
     locode: 'DE FRA',
+    region: 'Hessen',
     name: 'Frankfurt',
     country: 'DE',
     facilities: [
@@ -40,6 +42,7 @@ const METROS: Metro[] = [
   {
     code: 'ams',
     locode: 'NL AMS',
+    region: 'Noord-Holland',
     name: 'Amsterdam',
     country: 'NL',
     facilities: [['ams-science-park', 'Science Park Hall', 'Amstel Hosting', 'Science Park 120', '1098 XG']],
@@ -50,6 +53,7 @@ const METROS: Metro[] = [
   {
     code: 'ham',
     locode: 'DE HAM',
+    region: 'Hamburg',
     name: 'Hamburg',
     country: 'DE',
     facilities: [['ham-harbour', 'Harbour Data Centre', 'Elbe Colocation', 'Am Sandtorkai 50', '20457']],
@@ -77,7 +81,11 @@ const SPEEDS: Array<[string, number]> = [
 
 type Rows = Record<string, unknown>[];
 
-const stamp = <T extends Record<string, unknown>>(row: T) => ({ ...row, created_at: SEEDED_AT, updated_at: SEEDED_AT });
+const stamp = <T extends Record<string, unknown>>(row: T) => ({
+  ...row,
+  created_at: SEEDED_AT,
+  updated_at: SEEDED_AT,
+});
 
 export interface CatalogueRows {
   metro_areas: Rows;
@@ -145,7 +153,12 @@ export function catalogueRows(): CatalogueRows {
     const ma = `ma-${metro.code}`;
     const man = `man-${metro.code}`;
     rows.metro_areas.push(
-      stamp({ id: ma, un_locode: metro.locode, iata_code: metro.code.toUpperCase(), display_name: metro.name }),
+      stamp({
+        id: ma,
+        un_locode: metro.locode,
+        iata_code: metro.code.toUpperCase(),
+        display_name: metro.name,
+      }),
     );
     rows.metro_area_networks.push(
       stamp({ id: man, name: `Demo-IX ${metro.name}`, metro_area: ma, service_provider: 'Demo-IX' }),
@@ -159,7 +172,7 @@ export function catalogueRows(): CatalogueRows {
           metro_area: ma,
           address_country: metro.country,
           address_locality: metro.name,
-          address_region: null,
+          address_region: metro.region,
           postal_code: postal,
           street_address: street,
           organisation_name: operator,
@@ -185,7 +198,14 @@ export function catalogueRows(): CatalogueRows {
         ['core', CORE_PORTS],
       ] as const) {
         const device = `dev-${metro.code}${popIndex + 1}-${role}`;
-        rows.devices.push(stamp({ id: device, name: `${role}1.${metro.code}${popIndex + 1}.demo-ix.example`, pop, max_lag: 8 }));
+        rows.devices.push(
+          stamp({
+            id: device,
+            name: `${role}1.${metro.code}${popIndex + 1}.demo-ix.example`,
+            pop,
+            max_lag: 8,
+          }),
+        );
         let slot = 0;
         for (const [count, speed, media] of layout) {
           for (let i = 0; i < count; i += 1) {
@@ -233,7 +253,12 @@ export function catalogueRows(): CatalogueRows {
         }),
       );
     }
-    const service = { ...common, service_metro_area: ma, service_metro_area_network: man, provider_vlans: 'single' };
+    const service = {
+      ...common,
+      service_metro_area: ma,
+      service_metro_area_network: man,
+      provider_vlans: 'single',
+    };
     rows.product_offerings.push(
       offering({
         ...service,

@@ -36,7 +36,11 @@ describe('discovery', () => {
         token: accessToken,
         body: op.method === 'get' ? undefined : {},
       });
-      assert.ok(![404, 405, 501].includes(answer.status), `${operationId} answered ${answer.status}`);
+      // A read of a placeholder id may be 404, but never the catch-all answer for unrouted paths.
+      const unrouted =
+        [405, 501].includes(answer.status) ||
+        (answer.status === 404 && String(answer.body.detail).startsWith('no resource at'));
+      assert.ok(!unrouted, `${operationId} answered ${answer.status}`);
     }
   });
 

@@ -1,0 +1,30 @@
+import * as catalogue from '../../db/catalogue';
+import type { CollectionEntry } from '../collections';
+
+/** The read-only catalogue, one registry entry per collection. */
+export const CATALOGUE_COLLECTIONS: readonly CollectionEntry[] = [
+  { collection: catalogue.facilities, list: 'facilities_list', read: 'facilities_read' },
+  { collection: catalogue.devices, list: 'devices_list', read: 'devices_read' },
+  { collection: catalogue.pops, list: 'pops_list', read: 'pops_read' },
+  { collection: catalogue.metroAreas, list: 'metro_areas_list', read: 'metro_areas_read' },
+  {
+    collection: catalogue.metroAreaNetworks,
+    list: 'metro_area_networks_list',
+    read: 'metro_area_networks_read',
+  },
+  {
+    collection: catalogue.availabilityZones,
+    list: 'availability_zones_list',
+    read: 'availability_zones_read',
+  },
+  {
+    collection: catalogue.productOfferings,
+    list: 'product_offerings_list',
+    read: 'product_offerings_read',
+    projection: true,
+  },
+  { collection: catalogue.ports, list: 'ports_list', read: 'ports_read' },
+  { collection: catalogue.networkServices, list: 'network_services_list', read: 'network_services_read' },
+  { collection: catalogue.networkFeatures, list: 'network_features_list', read: 'network_features_read' },
+  { collection: catalogue.roles, list: 'roles_list', read: 'roles_read' },
+];

@@ -1,0 +1,199 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { openDatabase } from '../db';
+import { dropDatabase, ensureDatabase } from '../db/connection';
+import { migrate } from '../db/migrator';
+import { seedDemo } from '../db/seed';
+
+/**
+ * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
+ * a throw-away database holding the demo exchange plus 100,000 extra ports, with the API and a bare
+ * Express "ceiling" server (same JSON, no auth, database or validation) in their own processes.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const EXTRA_PORTS = 100_000;
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+
+const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
+
+async function addPorts(db: ReturnType<typeof openDatabase>): Promise<void> {
+  const devices = (await db.sequelize.query('SELECT id, pop FROM devices ORDER BY id'))[0] as Array<{
+    id: string;
+    pop: string;
+  }>;
+  const now = new Date();
+  for (let start = 0; start < EXTRA_PORTS; start += 5000) {
+    const rows = [];
+    for (let i = start; i < Math.min(start + 5000, EXTRA_PORTS); i += 1) {
+      const device = devices[i % devices.length];
+      rows.push({
+        id: `port-bench-${String(i).padStart(6, '0')}`,
+        device: device.id,
+        pop: device.pop,
+        name: `xe-1/0/${i}`,
+        media_type: i % 2 ? '100GBASE-LR4' : '10GBASE-LR',
+        speed: i % 2 ? 100_000 : 10_000,
+        state: 'production',
+        status: '[]',
+        connection: null,
+        managing_account: 'acc-demo-ix',
+        consuming_account: 'acc-demo-ix',
+        billing_account: 'acc-demo-ix',
+        role_assignments: '[]',
+        external_ref: null,
+        purchase_order: '',
+        contract_ref: null,
+        operational_state: 'down',
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    await db.sequelize.getQueryInterface().bulkInsert('ports', rows);
+  }
+}
+
+function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function waitForUrl(url: string, headers: Record<string, string> = {}): Promise<void> {
+  for (let attempt = 0; attempt < 120; attempt += 1) {
+    try {
+      if ((await fetch(url, { headers })).status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+interface Figures {
+  name: string;
+  requests: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function measure(name: string, url: string, headers: Record<string, string> = {}): Promise<Figures> {
+  // A short warm-up so that JIT and connection pools are settled before the measured run.
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_SECONDS });
+  return {
+    name,
+    requests: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const databaseUrl = `mysql://root@127.0.0.1:3306/ixapi_bench_${randomBytes(3).toString('hex')}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TOKEN_SIGNING_KEY: randomBytes(32).toString('base64'),
+    API_SECRET_HASH_KEY: randomBytes(32).toString('base64'),
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:1',
+    LOG_LEVEL: 'silent',
+    PORT: '8101',
+    HOST: '127.0.0.1',
+  };
+  const children: ChildProcess[] = [];
+  log(
+    `preparing ${databaseUrl.split('/').pop()} with the demo exchange and ${EXTRA_PORTS.toLocaleString()} extra ports`,
+  );
+  await ensureDatabase(databaseUrl);
+  const db = openDatabase({
+    url: databaseUrl,
+    apiSecretHashKey: Buffer.from(env.API_SECRET_HASH_KEY!, 'base64'),
+  });
+  try {
+    await migrate(db.sequelize);
+    const [credential] = await seedDemo(db);
+    await addPorts(db);
+
+    children.push(startProcess('api/main.ts', env));
+    children.push(startProcess('scripts/bench-ceiling.ts', { ...env, PORT: '8102' }));
+    const api = 'http://127.0.0.1:8101/api/v2';
+    await waitForUrl(`${api}/health`);
+    const tokenResponse = await fetch(`${api}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: credential.apiKey, api_secret: credential.apiSecret }),
+    });
+    const { access_token } = (await tokenResponse.json()) as { access_token: string };
+    const auth = { authorization: `Bearer ${access_token}` };
+    const facility = await fetch(`${api}/facilities/fac-fra-kleyer`, { headers: auth });
+    await waitForUrl('http://127.0.0.1:8102/facilities/fac-fra-kleyer');
+    await fetch('http://127.0.0.1:8102/set', { method: 'POST', body: await facility.text() });
+
+    const matching = Number(
+      (await fetch(`${api}/ports?speed=10000&page_limit=1`, { headers: auth })).headers.get(
+        'x-pagination-items',
+      ),
+    );
+    const deepOffset = Math.max(0, Math.floor((matching - 100) / 100) * 100);
+    log(
+      `measuring ${DURATION_SECONDS} s each with ${CONNECTIONS} connections (ports matching speed=10000: ${matching})`,
+    );
+    const results: Figures[] = [];
+    results.push(
+      await measure('ceiling: bare Express, same JSON', 'http://127.0.0.1:8102/facilities/fac-fra-kleyer'),
+    );
+    results.push(
+      await measure('GET /facilities/{id} (authenticated)', `${api}/facilities/fac-fra-kleyer`, auth),
+    );
+    results.push(
+      await measure(
+        'GET /ports?speed=…&page_limit=100 (first page)',
+        `${api}/ports?speed=10000&page_limit=100`,
+        auth,
+      ),
+    );
+    results.push(
+      await measure(
+        `GET /ports?speed=…&page_limit=100&page_offset=${deepOffset} (deep page)`,
+        `${api}/ports?speed=10000&page_limit=100&page_offset=${deepOffset}`,
+        auth,
+      ),
+    );
+
+    const ceiling = results[0].requests;
+    process.stdout.write('\n');
+    process.stdout.write(
+      `${'target'.padEnd(62)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'of ceiling'.padStart(11)} errors\n`,
+    );
+    for (const r of results) {
+      process.stdout.write(
+        `${r.name.padEnd(62)} ${r.requests.toFixed(0).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${`${((r.requests / ceiling) * 100).toFixed(0)}%`.padStart(11)} ${r.errors}\n`,
+      );
+    }
+    const [, read, first, deep] = results;
+    process.stdout.write(
+      `\nauthenticated read: ${((read.requests / ceiling) * 100).toFixed(0)}% of the ceiling (aim: 50% or more); deep page: ${((deep.requests / first.requests) * 100).toFixed(0)}% of the first page's throughput (aim: about 100%)\n`,
+    );
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await db.close();
+    await dropDatabase(databaseUrl);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
