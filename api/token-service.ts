@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AuthenticationError, SignatureExpiredError } from '../domain/errors';
 
@@ -36,6 +36,8 @@ export interface TokenServiceOptions {
  */
 export function createTokenService(options: TokenServiceOptions) {
   const now = options.now ?? (() => new Date());
+  // Imported once: converting raw bytes to a key on every request costs more than the HMAC itself.
+  const key = createSecretKey(options.signingKey);
 
   async function sign(use: TokenUse, subject: { accountId: string; apiKey: string; familyId: string }) {
     const issuedAt = Math.floor(now().getTime() / 1000);
@@ -49,7 +51,7 @@ export function createTokenService(options: TokenServiceOptions) {
       .setIssuedAt(issuedAt)
       .setExpirationTime(issuedAt + ttl)
       .setJti(jti)
-      .sign(options.signingKey);
+      .sign(key);
     return {
       token,
       claims: { ...subject, jti, expiresAt: new Date((issuedAt + ttl) * 1000) } satisfies TokenClaims,
@@ -58,7 +60,7 @@ export function createTokenService(options: TokenServiceOptions) {
 
   async function verify(use: TokenUse, token: string): Promise<TokenClaims> {
     try {
-      const { payload } = await jwtVerify(token, options.signingKey, {
+      const { payload } = await jwtVerify(token, key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         audience: AUDIENCE,

@@ -1,4 +1,5 @@
 import type { CollectionDefinition, FilterSql, Row } from './collection';
+import { idsOf } from './collection';
 
 /**
  * The catalogue collections: where the exchange is, what it runs there and what it sells. Every
@@ -48,32 +49,25 @@ const FACILITY_PORTS = 'p.pop IN (SELECT id FROM pops WHERE facility = t.id)';
 export const metroAreas: CollectionDefinition = {
   name: 'metro-areas',
   table: 'metro_areas',
-  columns: ['id', 'un_locode', 'iata_code', 'display_name'],
-  filters: {},
-  relations: [
-    {
-      property: 'facilities',
-      sql: 'SELECT metro_area AS owner, id FROM facilities WHERE metro_area IN (:owners) ORDER BY id',
-    },
-    {
-      property: 'metro_area_networks',
-      sql: 'SELECT metro_area AS owner, id FROM metro_area_networks WHERE metro_area IN (:owners) ORDER BY id',
-    },
+  columns: [
+    'id',
+    'un_locode',
+    'iata_code',
+    'display_name',
+    `${idsOf('facilities', 'metro_area')} AS facilities`,
+    `${idsOf('metro_area_networks', 'metro_area')} AS metro_area_networks`,
   ],
+  jsonColumns: ['facilities', 'metro_area_networks'],
+  filters: {},
   toResource: (row) => ({ ...row }),
 };
 
 export const metroAreaNetworks: CollectionDefinition = {
   name: 'metro-area-networks',
   table: 'metro_area_networks',
-  columns: ['id', 'name', 'metro_area', 'service_provider'],
+  columns: ['id', 'name', 'metro_area', 'service_provider', `${idsOf('pops', 'metro_area_network')} AS pops`],
+  jsonColumns: ['pops'],
   filters: { name: eq('name'), metro_area: eq('metro_area'), service_provider: eq('service_provider') },
-  relations: [
-    {
-      property: 'pops',
-      sql: 'SELECT metro_area_network AS owner, id FROM pops WHERE metro_area_network IN (:owners) ORDER BY id',
-    },
-  ],
   toResource: (row) => ({ ...row }),
 };
 
@@ -93,7 +87,9 @@ export const facilities: CollectionDefinition = {
     'peeringdb_facility_id',
     'latitude',
     'longitude',
+    `${idsOf('pops', 'facility')} AS pops`,
   ],
+  jsonColumns: ['pops'],
   filters: {
     organisation_name: eq('organisation_name'),
     metro_area: eq('metro_area'),
@@ -104,12 +100,6 @@ export const facilities: CollectionDefinition = {
     postal_code: eq('postal_code'),
     ...capabilityFilters(FACILITY_PORTS),
   },
-  relations: [
-    {
-      property: 'pops',
-      sql: 'SELECT facility AS owner, id FROM pops WHERE facility IN (:owners) ORDER BY id',
-    },
-  ],
   toResource: (row) => ({ ...row }),
 };
 
@@ -124,15 +114,13 @@ export const availabilityZones: CollectionDefinition = {
 export const pops: CollectionDefinition = {
   name: 'pops',
   table: 'pops',
-  columns: ['id', 'name', 'facility', 'metro_area_network'],
+  columns: ['id', 'name', 'facility', 'metro_area_network', `${idsOf('devices', 'pop')} AS devices`],
+  jsonColumns: ['devices'],
   filters: {
     facility: eq('facility'),
     metro_area_network: eq('metro_area_network'),
     ...capabilityFilters('p.pop = t.id'),
   },
-  relations: [
-    { property: 'devices', sql: 'SELECT pop AS owner, id FROM devices WHERE pop IN (:owners) ORDER BY id' },
-  ],
   toResource: (row) => ({ ...row }),
 };
 
@@ -324,8 +312,9 @@ export const networkServices: CollectionDefinition = {
     'peeringdb_ixid',
     'ixfdb_ixid',
     'nsc_required_contact_roles',
+    `${idsOf('network_features', 'network_service')} AS network_features`,
   ],
-  jsonColumns: ['status', 'nsc_required_contact_roles'],
+  jsonColumns: ['status', 'nsc_required_contact_roles', 'network_features'],
   filters: {
     ...STATEFUL_FILTERS,
     type: eq('type'),
@@ -333,12 +322,6 @@ export const networkServices: CollectionDefinition = {
     pop: (value, params) =>
       `t.metro_area_network = (SELECT metro_area_network FROM pops WHERE id = ${params.bind(value)})`,
   },
-  relations: [
-    {
-      property: 'network_features',
-      sql: 'SELECT network_service AS owner, id FROM network_features WHERE network_service IN (:owners) ORDER BY id',
-    },
-  ],
   toResource: (row) => ({ ...row }),
 };
 

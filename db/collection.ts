@@ -20,13 +20,19 @@ export type FilterSql = (value: unknown, params: SqlParams) => string;
 export type Row = Record<string, unknown>;
 
 /**
- * A related list computed for a page of rows in one query (e.g. a facility's PoPs): the query selects
- * `owner` (the id of the row it belongs to) and the columns `collect` needs, for `owner IN (:owners)`.
+ * A related list computed for a page of rows in one query (e.g. a device's capabilities): the query
+ * selects `owner` (the id of the row it belongs to) and the columns `collect` needs, for
+ * `owner IN (:owners)`.
  */
 export interface Relation {
   property: string;
   sql: string;
   collect?: (rows: Row[]) => unknown;
+}
+
+/** The ids of related rows as a JSON array, computed in the same SELECT as the row itself. */
+export function idsOf(table: string, column: string): string {
+  return `(SELECT JSON_ARRAYAGG(r.id ORDER BY r.id) FROM ${table} r WHERE r.${column} = t.id)`;
 }
 
 /**
@@ -41,7 +47,7 @@ export interface CollectionDefinition {
   columns: string[];
   filters: Record<string, FilterSql>;
   relations?: Relation[];
-  /** JSON columns stored as text. */
+  /** JSON columns stored as text, and JSON arrays computed by `idsOf` (NULL when empty). */
   jsonColumns?: string[];
   toResource(row: Row): Record<string, unknown>;
 }
@@ -79,7 +85,9 @@ function whereClause(definition: CollectionDefinition, query: ListQuery, params:
 
 function decodeJson(definition: CollectionDefinition, row: Row): Row {
   for (const column of definition.jsonColumns ?? []) {
-    if (typeof row[column] === 'string') row[column] = JSON.parse(row[column]);
+    const value = row[column];
+    if (typeof value === 'string') row[column] = JSON.parse(value);
+    else if (value === null) row[column] = [];
   }
   return row;
 }
@@ -109,15 +117,11 @@ async function attachRelations(
   }
 }
 
-function tokenOf(
-  definition: CollectionDefinition,
-  total: number,
-  lastChange: unknown,
-  maxId: unknown,
-): string {
-  const changed = lastChange instanceof Date ? lastChange.toISOString() : String((lastChange as string | null) ?? '');
+function tokenOf(definition: CollectionDefinition, total: number, lastChange: unknown): string {
+  const changed =
+    lastChange instanceof Date ? lastChange.toISOString() : String((lastChange as string | null) ?? '');
   return createHash('sha256')
-    .update(`${definition.name}|${total}|${changed}|${String((maxId as string | null) ?? '')}`)
+    .update(`${definition.name}|${total}|${changed}`)
     .digest('base64url')
     .slice(0, 22);
 }
@@ -133,12 +137,16 @@ export async function listCollection(
 ): Promise<ListResult> {
   const params = new SqlParams();
   const where = whereClause(definition, query, params);
-  const [summary] = await sequelize.query<{ total: number; last_change: unknown; max_id: unknown }>(
-    `SELECT COUNT(*) AS total, MAX(t.updated_at) AS last_change, MAX(t.id) AS max_id FROM ${definition.table} t ${where}`,
+  // The token combines the size of the filtered collection with the newest change anywhere in the
+  // table (one index lookup): it changes whenever the collection does, and sometimes when only a
+  // neighbour changed, which merely sends a client back to the first page.
+  const [summary] = await sequelize.query<{ total: number; last_change: unknown }>(
+    `SELECT COUNT(*) AS total, (SELECT MAX(updated_at) FROM ${definition.table}) AS last_change
+       FROM ${definition.table} t ${where}`,
     { replacements: params.values, type: QueryTypes.SELECT },
   );
   const total = Number(summary.total);
-  const token = tokenOf(definition, total, summary.last_change, summary.max_id);
+  const token = tokenOf(definition, total, summary.last_change);
   const columns = selectList(definition);
   let sql: string;
   if (query.page) {
