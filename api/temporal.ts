@@ -17,14 +17,24 @@ export interface TemporalHandle {
 export function connectTemporal(options: { address: string; namespace: string }): TemporalHandle {
   const connection = Connection.lazy({ address: options.address, connectTimeout: 2000 });
   const client = new Client({ connection, namespace: options.namespace });
+  // Probes still retrying inside gRPC when the connection closes would fail after the fact; close
+  // waits for them (each is bounded by its deadline).
+  const probes = new Set<Promise<unknown>>();
   return {
     client,
     async ping() {
-      await connection.withDeadline(Date.now() + 2000, () =>
+      const probe = connection.withDeadline(Date.now() + 2000, () =>
         connection.workflowService.describeNamespace({ namespace: options.namespace }),
       );
+      probes.add(probe);
+      try {
+        await probe;
+      } finally {
+        probes.delete(probe);
+      }
     },
     async close() {
+      await Promise.allSettled([...probes]);
       await connection.close();
     },
   };
