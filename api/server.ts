@@ -8,7 +8,7 @@ import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
 import { createAjv } from './request-validation';
 import { accountOperations } from './routes/accounts';
-import { CATALOGUE_COLLECTIONS } from './routes/catalogue';
+import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
 import type { TemporalHandle, WorkflowStarter } from './temporal';
@@ -62,7 +62,12 @@ export async function startApi(options: {
       ...authOperations({ credentials: db.credentials, tokens }),
       ...accountOperations({ accounts: db.accounts }),
       ...collectionOperations({ sequelize: db.sequelize, document, ajv, entries: CATALOGUE_COLLECTIONS }),
-      ...discoveryOperations({ checkHealth, serviceVersion: SERVICE_VERSION, mounted }),
+      ...discoveryOperations({
+        checkHealth,
+        serviceVersion: SERVICE_VERSION,
+        mounted,
+        supportedTypes: CATALOGUE_TYPES,
+      }),
     ],
   });
   const port = options.port ?? config.port;

@@ -1,8 +1,12 @@
+import type { components } from '../spec/types';
 import { InvalidTransitionError } from './errors';
 
+/** The IX-API resource lifecycle, as the OpenAPI document names it. */
+export type State = components['schemas']['State'];
+
 /**
- * The IX-API resource lifecycle. The state names are IX-API's, verbatim; a unit test keeps this
- * list equal to the `State` enum of spec/openapi.yaml.
+ * Every state, for iteration. `satisfies` keeps each entry a State, and the check below makes the
+ * compiler refuse a list that misses one.
  */
 export const STATES = [
   'requested',
@@ -17,9 +21,11 @@ export const STATES = [
   'operator',
   'scheduled',
   'cancelled',
-] as const;
+] as const satisfies readonly State[];
 
-export type State = (typeof STATES)[number];
+type Missing = Exclude<State, (typeof STATES)[number]>;
+const everyStateListed: Missing extends never ? true : Missing = true;
+void everyStateListed;
 
 /** What happened to a resource; the table below says where each event leads from each state. */
 export type LifecycleEvent =

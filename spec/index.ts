@@ -60,3 +60,6 @@ export function specOperations(document: OpenApiDocument = loadSpec()) {
   }
   return operations;
 }
+
+/** The document's schemas as TypeScript types (generated into spec/types.ts by `npm run spec:types`). */
+export type Schemas = import('./types').components['schemas'];

@@ -1,6 +1,7 @@
 import type { CredentialRepository } from '../../db/repositories/credential-repository';
 import { AuthenticationError } from '../../domain/errors';
-import type { OperationDefinition } from '../operations';
+import type { Schemas } from '../../spec';
+import type { OperationDefinition, Reply } from '../operations';
 import type { TokenService } from '../token-service';
 
 /**
@@ -13,7 +14,7 @@ export function authOperations(deps: {
 }): OperationDefinition[] {
   const { credentials, tokens } = deps;
 
-  async function issue(subject: { accountId: string; apiKey: string; familyId?: string }) {
+  async function issue(subject: { accountId: string; apiKey: string; familyId?: string }): Promise<Reply> {
     const pair = await tokens.issuePair(subject);
     await credentials.recordRefreshToken({
       jti: pair.refresh.jti,
@@ -22,7 +23,8 @@ export function authOperations(deps: {
       familyId: pair.refresh.familyId,
       expiresAt: pair.refresh.expiresAt,
     });
-    return { status: 201, body: { access_token: pair.access_token, refresh_token: pair.refresh_token } };
+    const body: Schemas['AuthToken'] = { access_token: pair.access_token, refresh_token: pair.refresh_token };
+    return { status: 201, body };
   }
 
   return [
@@ -30,7 +32,7 @@ export function authOperations(deps: {
       operationId: 'auth_token_create',
       authenticated: false,
       async handle({ body }) {
-        const { api_key, api_secret } = body as { api_key: string; api_secret: string };
+        const { api_key, api_secret } = body as Schemas['AuthTokenRequest'];
         const key = await credentials.verifyApiKey(api_key, api_secret);
         if (!key) throw new AuthenticationError('the API key and secret do not match an active key');
         return issue({ accountId: key.accountId, apiKey: key.apiKey });
@@ -40,7 +42,7 @@ export function authOperations(deps: {
       operationId: 'auth_token_refresh',
       authenticated: false,
       async handle({ body }) {
-        const { refresh_token } = body as { refresh_token: string };
+        const { refresh_token } = body as Schemas['RefreshTokenRequest'];
         const claims = await tokens.verifyRefresh(refresh_token);
         const spent = await credentials.consumeRefreshToken(claims.jti);
         if (spent.outcome !== 'accepted') {

@@ -1,5 +1,6 @@
 import * as catalogue from '../../db/catalogue';
 import type { CollectionEntry } from '../collections';
+import type { SupportedTypes } from './discovery';
 
 /** The read-only catalogue, one registry entry per collection. */
 export const CATALOGUE_COLLECTIONS: readonly CollectionEntry[] = [
@@ -28,3 +29,11 @@ export const CATALOGUE_COLLECTIONS: readonly CollectionEntry[] = [
   { collection: catalogue.networkFeatures, list: 'network_features_list', read: 'network_features_read' },
   { collection: catalogue.roles, list: 'roles_list', read: 'roles_read' },
 ];
+
+/** The types of network services and features the catalogue serves (exchange LANs, route servers). */
+export const CATALOGUE_TYPES: SupportedTypes = {
+  supported_network_service_types: ['exchange_lan'],
+  supported_network_service_config_types: [],
+  supported_network_feature_types: ['route_server'],
+  supported_network_feature_config_types: [],
+};

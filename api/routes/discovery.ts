@@ -1,7 +1,13 @@
+import type { Schemas } from '../../spec';
 import type { MountedOperation, OperationDefinition } from '../operations';
 import type { HealthReport } from '../health';
 
 export const SCHEMA_VERSION = '2.6.0';
+
+export type SupportedTypes = Omit<
+  Schemas['ApiImplementation'],
+  'schema_version' | 'service_version' | 'supported_operations'
+>;
 
 /** GET /health and GET /implementation; both readable without a token. */
 export function discoveryOperations(deps: {
@@ -9,6 +15,8 @@ export function discoveryOperations(deps: {
   serviceVersion: string;
   /** What is routed, known only once every operation is mounted. */
   mounted: () => readonly MountedOperation[];
+  /** The resource types the routed operations serve. */
+  supportedTypes: SupportedTypes;
 }): OperationDefinition[] {
   return [
     {
@@ -28,21 +36,16 @@ export function discoveryOperations(deps: {
       authenticated: false,
       async handle() {
         await Promise.resolve();
-        return {
-          status: 200,
-          body: {
-            schema_version: SCHEMA_VERSION,
-            service_version: deps.serviceVersion,
-            supported_network_service_types: [],
-            supported_network_service_config_types: [],
-            supported_network_feature_types: [],
-            supported_network_feature_config_types: [],
-            supported_operations: deps
-              .mounted()
-              .map((op) => op.operationId)
-              .sort(),
-          },
+        const body: Schemas['ApiImplementation'] = {
+          schema_version: SCHEMA_VERSION,
+          service_version: deps.serviceVersion,
+          ...deps.supportedTypes,
+          supported_operations: deps
+            .mounted()
+            .map((op) => op.operationId)
+            .sort(),
         };
+        return { status: 200, body };
       },
     },
   ];
