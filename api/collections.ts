@@ -1,11 +1,12 @@
 import type Ajv from 'ajv';
 import type { Sequelize } from 'sequelize';
-import type { CollectionDefinition, ListQuery } from '../db/collection';
+import { createHash } from 'node:crypto';
+import type { CollectionDefinition, FilterSql, ListQuery, ListResult } from '../db/collection';
 import { listCollection, readResource } from '../db/collection';
 import { NotFoundError, ValidationError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
-import type { OperationDefinition, Reply } from './operations';
+import type { Caller, OperationDefinition, Reply } from './operations';
 import { compileQueryParser } from './query-parameters';
 
 /** Without `page_limit` a collection comes whole; with it, at most this many items a page. */
@@ -23,6 +24,8 @@ export interface CollectionEntry {
   read?: string;
   /** Supports the `fields` projection (product offerings). */
   projection?: boolean;
+  /** Restricts what a caller sees, as an SQL condition on `t`; unscoped collections are public. */
+  scope?: (caller: Caller) => FilterSql;
 }
 
 type QueryValue = string | number | boolean | Array<string | number> | undefined;
@@ -52,10 +55,110 @@ function project(items: Record<string, unknown>[], fields: string[]): Record<str
   return result;
 }
 
+export interface ListSource {
+  (query: ListQuery, caller: Caller | undefined): Promise<ListResult>;
+}
+
 /**
- * Builds the list and read operations of every registered collection. The filters a list accepts
- * are the query parameters the OpenAPI document declares for it; each must have an SQL condition
- * in the collection, or start-up fails, so no declared filter is ever silently ignored.
+ * A list operation over any source: query parameters parsed and validated against the document,
+ * then either the whole result (200) or one page of it (206) with the seven pagination headers.
+ * `filters` names the filters the source implements; a declared filter it lacks stops start-up.
+ */
+export function listOperation(options: {
+  operationId: string;
+  document: OpenApiDocument;
+  ajv: Ajv;
+  filters: readonly string[];
+  authenticated?: boolean;
+  projection?: boolean;
+  source: ListSource;
+}): OperationDefinition {
+  const spec = specOperations(options.document).find((op) => op.operationId === options.operationId);
+  if (!spec) throw new Error(`operation ${options.operationId} is not in the OpenAPI document`);
+  const { parse, names } = compileQueryParser(
+    options.ajv,
+    options.document,
+    spec.path,
+    spec.method,
+    spec.operation,
+  );
+  const unmapped = names.filter((name) => !COMMON_PARAMETERS.has(name) && !options.filters.includes(name));
+  if (unmapped.length) {
+    throw new Error(
+      `${options.operationId} declares filters without an implementation: ${unmapped.join(', ')}`,
+    );
+  }
+  return {
+    operationId: options.operationId,
+    authenticated: options.authenticated ?? true,
+    async handle({ query, caller }): Promise<Reply> {
+      const values = parse(query);
+      const { id, page_limit, page_offset, page_token, fields, ...filters } = values;
+      const limit = page_limit as number | undefined;
+      const offset = (page_offset as number | undefined) ?? 0;
+      const result = await options.source(
+        {
+          ids: id as string[] | undefined,
+          filters,
+          page: limit === undefined ? undefined : { limit, offset },
+        },
+        caller,
+      );
+      let items = result.items;
+      if (options.projection && Array.isArray(fields) && fields.length)
+        items = project(items, fields as string[]);
+      if (limit === undefined) return { status: 200, body: items };
+      if (page_token !== undefined && page_token !== result.token) {
+        throw new ValidationError([
+          {
+            name: 'page_token',
+            reason: 'The collection changed since this token was issued; start again from the first page.',
+          },
+        ]);
+      }
+      const nextOffset = offset + limit;
+      const others: Record<string, QueryValue> = Object.fromEntries(
+        Object.entries(values as Record<string, QueryValue>).filter(
+          ([name]) => !['page_limit', 'page_offset', 'page_token'].includes(name),
+        ),
+      );
+      const next =
+        nextOffset < result.total
+          ? `${spec.path}?${queryString({ ...others, page_limit: limit, page_offset: nextOffset, page_token: result.token })}`
+          : '';
+      return {
+        status: 206,
+        body: items,
+        headers: {
+          'X-Pagination-Limit': String(limit),
+          'X-Pagination-Offset': String(offset),
+          'X-Pagination-Items': String(result.total),
+          'X-Pagination-Pages': String(Math.max(1, Math.ceil(result.total / limit))),
+          'X-Pagination-Page': String(Math.floor(offset / limit) + 1),
+          'X-Pagination-Token': result.token,
+          'X-Pagination-Next': next,
+        },
+      };
+    },
+  };
+}
+
+/** Pages a list held in memory (small, fixed lists such as the extensions). */
+export function staticSource(items: Record<string, unknown>[]): ListSource {
+  const token = createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
+  return async ({ page }) => {
+    await Promise.resolve();
+    return {
+      items: page ? items.slice(page.offset, page.offset + page.limit) : items,
+      total: items.length,
+      token,
+    };
+  };
+}
+
+/**
+ * Builds the list and read operations of every registered collection. Filtering, scoping, ordering
+ * and paging happen in SQL (db/collection.ts).
  */
 export function collectionOperations(deps: {
   sequelize: Sequelize;
@@ -64,76 +167,23 @@ export function collectionOperations(deps: {
   entries: readonly CollectionEntry[];
 }): OperationDefinition[] {
   const { sequelize, document, ajv } = deps;
-  const byId = new Map(specOperations(document).map((op) => [op.operationId, op]));
   const operations: OperationDefinition[] = [];
 
   for (const entry of deps.entries) {
-    const listSpec = byId.get(entry.list);
-    if (!listSpec) throw new Error(`operation ${entry.list} is not in the OpenAPI document`);
-    const { parse, names } = compileQueryParser(
-      ajv,
-      document,
-      listSpec.path,
-      listSpec.method,
-      listSpec.operation,
+    operations.push(
+      listOperation({
+        operationId: entry.list,
+        document,
+        ajv,
+        filters: Object.keys(entry.collection.filters),
+        projection: entry.projection,
+        source: (query, caller) =>
+          listCollection(sequelize, entry.collection, {
+            ...query,
+            scope: entry.scope && caller && entry.scope(caller),
+          }),
+      }),
     );
-    const unmapped = names.filter((name) => !COMMON_PARAMETERS.has(name) && !entry.collection.filters[name]);
-    if (unmapped.length) {
-      throw new Error(`${entry.list} declares filters without SQL: ${unmapped.join(', ')}`);
-    }
-    const basePath = listSpec.path;
-
-    operations.push({
-      operationId: entry.list,
-      authenticated: true,
-      async handle({ query }): Promise<Reply> {
-        const values = parse(query);
-        const { id, page_limit, page_offset, page_token, fields, ...filters } = values;
-        const limit = page_limit as number | undefined;
-        const offset = (page_offset as number | undefined) ?? 0;
-        const listQuery: ListQuery = {
-          ids: id as string[] | undefined,
-          filters,
-          page: limit === undefined ? undefined : { limit, offset },
-        };
-        const result = await listCollection(sequelize, entry.collection, listQuery);
-        let items = result.items;
-        if (entry.projection && Array.isArray(fields) && fields.length)
-          items = project(items, fields as string[]);
-        if (limit === undefined) return { status: 200, body: items };
-        if (page_token !== undefined && page_token !== result.token) {
-          throw new ValidationError([
-            {
-              name: 'page_token',
-              reason: 'The collection changed since this token was issued; start again from the first page.',
-            },
-          ]);
-        }
-        const nextOffset = offset + limit;
-        const others: Record<string, QueryValue> = Object.fromEntries(
-          Object.entries(values as Record<string, QueryValue>).filter(
-            ([name]) => !['page_limit', 'page_offset', 'page_token'].includes(name),
-          ),
-        );
-        const next =
-          nextOffset < result.total
-            ? `${basePath}?${queryString({ ...others, page_limit: limit, page_offset: nextOffset, page_token: result.token })}`
-            : '';
-        return {
-          status: 206,
-          body: items,
-          headers: {
-            'X-Pagination-Limit': String(limit),
-            'X-Pagination-Offset': String(offset),
-            'X-Pagination-Items': String(result.total),
-            'X-Pagination-Pages': String(Math.max(1, Math.ceil(result.total / limit))),
-            'X-Pagination-Page': String(Math.floor(offset / limit) + 1),
-            'X-Pagination-Token': result.token,
-            'X-Pagination-Next': next,
-          },
-        };
-      },
-    });
 
     if (entry.read) {
       operations.push({

@@ -17,7 +17,7 @@ export function renderDocsPage(document: OpenApiDocument, baseUrl: string): stri
       const summary = typeof operation.summary === 'string' ? operation.summary : '';
       const codes = Object.keys(operation.responses).join(', ');
       const open = Array.isArray(operation.security) && operation.security.length === 0;
-      return `<tr><td><code>${method.toUpperCase()}</code></td><td><code>${escape(path)}</code></td><td><code>${escape(
+      return `<tr id="${escape(operationId)}"><td><code>${method.toUpperCase()}</code></td><td><code>${escape(path)}</code></td><td><code>${escape(
         operationId,
       )}</code></td><td>${escape(summary)}</td><td>${codes}</td><td>${open ? 'none' : 'Bearer'}</td></tr>`;
     })

@@ -9,6 +9,7 @@ import { collectionOperations } from './collections';
 import { createAjv } from './request-validation';
 import { accountOperations } from './routes/accounts';
 import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
+import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
 import type { TemporalHandle, WorkflowStarter } from './temporal';
@@ -62,6 +63,7 @@ export async function startApi(options: {
       ...authOperations({ credentials: db.credentials, tokens }),
       ...accountOperations({ accounts: db.accounts }),
       ...collectionOperations({ sequelize: db.sequelize, document, ajv, entries: CATALOGUE_COLLECTIONS }),
+      ...extensionOperations({ sequelize: db.sequelize, document, ajv, publicBaseUrl: config.publicBaseUrl }),
       ...discoveryOperations({
         checkHealth,
         serviceVersion: SERVICE_VERSION,

@@ -43,6 +43,10 @@ export interface CollectionDefinition {
   /** Resource family, as in paths and conflicts (`facilities`). */
   name: string;
   table: string;
+  /** Primary key, the stable order of the collection (default `id`). */
+  key?: string;
+  /** Column whose maximum moves whenever a row is written (default `updated_at`). */
+  changeColumn?: string;
   /** Columns of `t` that make up the resource (besides relations). */
   columns: string[];
   filters: Record<string, FilterSql>;
@@ -54,6 +58,8 @@ export interface CollectionDefinition {
 
 export interface ListQuery {
   ids?: string[];
+  /** What the caller may see, as an SQL condition; part of the query, never a filter applied later. */
+  scope?: FilterSql;
   /** Validated values by parameter name; only parameters with a filter in the definition are used. */
   filters: Record<string, unknown>;
   page?: { limit: number; offset: number };
@@ -66,6 +72,8 @@ export interface ListResult {
   token: string;
 }
 
+const keyOf = (definition: CollectionDefinition) => definition.key ?? 'id';
+
 /** Plain column names belong to the row alias `t`; anything else is an SQL expression with its alias. */
 function selectList(definition: CollectionDefinition): string {
   return definition.columns.map((c) => (/^[a-z_]+$/.test(c) ? `t.${c}` : c)).join(', ');
@@ -73,8 +81,9 @@ function selectList(definition: CollectionDefinition): string {
 
 function whereClause(definition: CollectionDefinition, query: ListQuery, params: SqlParams): string {
   const conditions: string[] = [];
+  if (query.scope) conditions.push(`(${query.scope(undefined, params)})`);
   if (query.ids !== undefined) {
-    conditions.push(query.ids.length ? `t.id IN (${params.bind(query.ids)})` : '1 = 0');
+    conditions.push(query.ids.length ? `t.${keyOf(definition)} IN (${params.bind(query.ids)})` : '1 = 0');
   }
   for (const [name, value] of Object.entries(query.filters)) {
     const filter = definition.filters[name];
@@ -98,7 +107,7 @@ async function attachRelations(
   rows: Row[],
 ): Promise<void> {
   if (!rows.length) return;
-  const owners = rows.map((r) => r.id);
+  const owners = rows.map((r) => r[keyOf(definition)]);
   for (const relation of definition.relations ?? []) {
     const related = await sequelize.query<Row>(relation.sql, {
       replacements: { owners },
@@ -111,7 +120,7 @@ async function attachRelations(
       byOwner.set(item.owner, list);
     }
     for (const row of rows) {
-      const items = byOwner.get(row.id) ?? [];
+      const items = byOwner.get(row[keyOf(definition)]) ?? [];
       row[relation.property] = relation.collect ? relation.collect(items) : items.map((item) => item.id);
     }
   }
@@ -141,7 +150,7 @@ export async function listCollection(
   // table (one index lookup): it changes whenever the collection does, and sometimes when only a
   // neighbour changed, which merely sends a client back to the first page.
   const [summary] = await sequelize.query<{ total: number; last_change: unknown }>(
-    `SELECT COUNT(*) AS total, (SELECT MAX(updated_at) FROM ${definition.table}) AS last_change
+    `SELECT COUNT(*) AS total, (SELECT MAX(${definition.changeColumn ?? 'updated_at'}) FROM ${definition.table}) AS last_change
        FROM ${definition.table} t ${where}`,
     { replacements: params.values, type: QueryTypes.SELECT },
   );
@@ -152,12 +161,13 @@ export async function listCollection(
   if (query.page) {
     const limit = params.bind(query.page.limit);
     const offset = params.bind(query.page.offset);
+    const key = keyOf(definition);
     sql = `SELECT ${columns} FROM ${definition.table} t
-             JOIN (SELECT t.id FROM ${definition.table} t ${where} ORDER BY t.id LIMIT ${offset}, ${limit}) page
-               ON page.id = t.id
-            ORDER BY t.id`;
+             JOIN (SELECT t.${key} FROM ${definition.table} t ${where} ORDER BY t.${key} LIMIT ${offset}, ${limit}) page
+               ON page.${key} = t.${key}
+            ORDER BY t.${key}`;
   } else {
-    sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.id`;
+    sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${keyOf(definition)}`;
   }
   const rows =
     query.page && query.page.offset >= total
@@ -175,10 +185,13 @@ export async function readResource(
   id: string,
 ): Promise<Record<string, unknown> | null> {
   const columns = selectList(definition);
-  const rows = await sequelize.query<Row>(`SELECT ${columns} FROM ${definition.table} t WHERE t.id = :id`, {
-    replacements: { id },
-    type: QueryTypes.SELECT,
-  });
+  const rows = await sequelize.query<Row>(
+    `SELECT ${columns} FROM ${definition.table} t WHERE t.${keyOf(definition)} = :id`,
+    {
+      replacements: { id },
+      type: QueryTypes.SELECT,
+    },
+  );
   if (!rows.length) return null;
   decodeJson(definition, rows[0]);
   await attachRelations(sequelize, definition, rows);

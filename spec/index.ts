@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import type { components } from './types';
 
 /** Where the OpenAPI document lives, beside this module in the source tree and in dist/. */
 export const SPEC_PATH = path.join(__dirname, 'openapi.yaml');
@@ -62,4 +63,4 @@ export function specOperations(document: OpenApiDocument = loadSpec()) {
 }
 
 /** The document's schemas as TypeScript types (generated into spec/types.ts by `npm run spec:types`). */
-export type Schemas = import('./types').components['schemas'];
+export type Schemas = components['schemas'];

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { login, request } from '../support/http';
+import { stack } from '../support/stack';
+
+describe('extensions: the event log', () => {
+  it('announces the events extension at GET /extensions, without a token', async () => {
+    const response = await request('GET', '/extensions');
+    assert.equal(response.status, 200);
+    const [events] = response.body;
+    assert.equal(events.name, 'events');
+    assert.equal(events.base_url, stack().config.publicBaseUrl);
+    const paged = await request('GET', '/extensions?page_limit=1');
+    assert.equal(paged.status, 206);
+    assert.equal(paged.headers.get('x-pagination-items'), '1');
+  });
+
+  it('shows each account its own events only, in serial order', async () => {
+    const customer = await login('customer', 0);
+    const other = await login('customer', 1);
+    const mine = await request('GET', '/events', { token: customer.accessToken });
+    assert.equal(mine.status, 200);
+    assert.ok(mine.body.length > 0);
+    assert.ok(mine.body.every((e: { account: string }) => e.account === customer.credential.accountId));
+    const serials = mine.body.map((e: { serial: number }) => e.serial);
+    assert.deepEqual(
+      [...serials].sort((a, b) => a - b),
+      serials,
+    );
+    assert.ok(mine.body.some((e: { type: string }) => e.type === 'account.imported'));
+    const theirs = await request('GET', '/events', { token: other.accessToken });
+    assert.ok(theirs.body.every((e: { account: string }) => e.account === other.credential.accountId));
+    // Asking for another account's event by its serial finds nothing.
+    const foreign = await request('GET', `/events?id=${theirs.body[0].serial}`, {
+      token: customer.accessToken,
+    });
+    assert.deepEqual(foreign.body, []);
+  });
+
+  it('filters by serial_gt and type, and pages', async () => {
+    const { accessToken } = await login('customer', 0);
+    const all = await request('GET', '/events', { token: accessToken });
+    const first = all.body[0].serial;
+    const later = await request('GET', `/events?serial_gt=${first}`, { token: accessToken });
+    assert.ok(later.body.every((e: { serial: number }) => e.serial > first));
+    assert.equal(later.body.length, all.body.length - 1);
+    const typed = await request('GET', '/events?type=no.such.type', { token: accessToken });
+    assert.deepEqual(typed.body, []);
+    const bad = await request('GET', '/events?serial_gt=minus-one', { token: accessToken });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.properties[0].name, 'serial_gt');
+    const page = await request('GET', '/events?page_limit=1', { token: accessToken });
+    assert.equal(page.status, 206);
+    assert.equal(Number(page.headers.get('x-pagination-items')), all.body.length);
+    const anonymous = await request('GET', '/events');
+    assert.equal(anonymous.status, 401);
+  });
+});
