@@ -1,13 +1,8 @@
 import type { QueryInterface } from 'sequelize';
 import { DataTypes } from 'sequelize';
+import { id, tableOptions, timestamps } from './columns';
 
-const id = { type: DataTypes.STRING(80), primaryKey: true, allowNull: false };
 const accountRef = (allowNull: boolean) => ({ type: DataTypes.STRING(80), allowNull });
-const timestamps = {
-  created_at: { type: DataTypes.DATE(3), allowNull: false },
-  updated_at: { type: DataTypes.DATE(3), allowNull: false },
-};
-const tableOptions = { charset: 'utf8mb4', collate: 'utf8mb4_unicode_ci' };
 
 export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
   await qi.createTable(

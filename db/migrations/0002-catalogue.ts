@@ -1,7 +1,7 @@
 import type { QueryInterface } from 'sequelize';
 import { DataTypes } from 'sequelize';
+import { id, tableOptions, timestamps } from './columns';
 
-const id = { type: DataTypes.STRING(80), primaryKey: true, allowNull: false };
 const ref = (table: string, allowNull = false) => ({
   type: DataTypes.STRING(80),
   allowNull,
@@ -11,11 +11,6 @@ const text = (length: number, allowNull = false) => ({ type: DataTypes.STRING(le
 const int = (allowNull = true) => ({ type: DataTypes.INTEGER, allowNull });
 const bigint = (allowNull = true) => ({ type: DataTypes.BIGINT, allowNull });
 const json = { type: DataTypes.TEXT, allowNull: false };
-const timestamps = {
-  created_at: { type: DataTypes.DATE(3), allowNull: false },
-  updated_at: { type: DataTypes.DATE(3), allowNull: false },
-};
-const tableOptions = { charset: 'utf8mb4', collate: 'utf8mb4_unicode_ci' };
 
 /** The exchange's catalogue: where it is, what it runs there and what it sells. */
 export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
