@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type Ajv from 'ajv';
 import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import { HttpProblem, NotFoundError } from '../domain/errors';
+import { NotFoundError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { specText } from '../spec';
 import { createAuthenticate } from './authenticate';
 import { renderDocsPage } from './docs-page';
 import type { MountedOperation, OperationDefinition } from './operations';
 import { mountOperations } from './operations';
+import { isJsonRequest } from './media-types';
 import { problemHandler } from './problems';
 import { compileRequestValidators } from './request-validation';
 import type { TokenService } from './token-service';
@@ -18,16 +18,6 @@ import type { TokenService } from './token-service';
 export const API_BASE_PATH = '/api/v2';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const BODY_LIMIT = '1mb';
-
-/** JSON media types, tolerating parameters and the stray `;` some clients send (`application/json;`). */
-function isJsonRequest(req: IncomingMessage): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  return (
-    type === 'application/json' ||
-    type === 'application/merge-patch+json' ||
-    /^application\/[\w.-]+\+json$/.test(type)
-  );
-}
 
 export interface AppOptions {
   logger: Logger;
@@ -75,28 +65,6 @@ export function createApp(options: AppOptions) {
       type: (req) => isJsonRequest(req),
     }),
   );
-  api.use((req, _res, next) => {
-    // A body that is not JSON is refused rather than silently ignored.
-    const hasBody =
-      Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !isJsonRequest(req) && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method)) {
-      const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-      // Letters of authorisation are uploaded as raw bytes.
-      if (type !== 'application/octet-stream' && type !== 'application/pdf') {
-        next(
-          new HttpProblem(
-            415,
-            'unsupported-media-type',
-            'Unsupported Media Type',
-            'Send request bodies as application/json.',
-          ),
-        );
-        return;
-      }
-    }
-    next();
-  });
-
   api.get('/spec', (_req, res) => {
     res.type('application/yaml').send(specText());
   });

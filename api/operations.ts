@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { HttpProblem } from '../domain/errors';
 import type { HttpMethod, OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
+import { mediaTypeOf } from './media-types';
 import type { RequestValidators } from './request-validation';
 
 /** Who is calling, once the bearer token has been verified. */
@@ -67,7 +68,19 @@ export function mountOperations(options: {
     const spec = byId.get(definition.operationId);
     if (!spec) throw new Error(`operation ${definition.operationId} is not in the OpenAPI document`);
     const path = expressPath(spec.path);
+    const mediaTypes = Object.keys(spec.operation.requestBody?.content ?? {});
     const handler: RequestHandler = async (req, res) => {
+      // A body of a kind the operation does not take is refused rather than silently ignored.
+      const hasBody =
+        Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+      if (hasBody && mediaTypes.length && !mediaTypes.includes(mediaTypeOf(req))) {
+        throw new HttpProblem(
+          415,
+          'unsupported-media-type',
+          'Unsupported Media Type',
+          `Send the request body as ${mediaTypes.join(' or ')}.`,
+        );
+      }
       validators.body(definition.operationId, req.body);
       const reply = await definition.handle({
         params: req.params as Record<string, string>,

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { operationParameters } from '../../api/query-parameters';
+import { loadSpec, specOperations } from '../../spec';
+import { assertContract, login } from '../support/http';
+import { stack } from '../support/stack';
+
+const document = loadSpec();
+const operations = specOperations(document);
+const parameterNames = [
+  ...new Set(
+    operations.flatMap((op) =>
+      operationParameters(document, op.path, op.method, op.operation, 'query').map(([p]) => p.name),
+    ),
+  ),
+];
+
+const value = fc.oneof(
+  fc.string(),
+  fc.integer().map(String),
+  fc.constantFrom('', 'true', 'false', 'null', '-1', '1e400', '%', '%%', '\u0000', 'a,b,,c', '9'.repeat(40)),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+);
+
+const requestArbitrary = fc.record({
+  operation: fc.constantFrom(...operations),
+  method: fc.option(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'), { nil: undefined }),
+  id: fc.oneof(fc.constant('fac-fra-kleyer'), fc.string({ maxLength: 90 }), fc.constant('../x')),
+  query: fc.array(
+    fc.tuple(fc.oneof(fc.constantFrom(...parameterNames), fc.string({ maxLength: 12 })), value),
+    {
+      maxLength: 6,
+    },
+  ),
+  body: fc.oneof(
+    fc.constant(undefined),
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+    fc.string({ maxLength: 200 }),
+    fc.constantFrom('{', 'null', '[]', '{"type": 1}', '{"__proto__": {"x": 1}}'),
+  ),
+  contentType: fc.constantFrom(
+    'application/json',
+    'application/json;',
+    'text/plain',
+    'application/merge-patch+json',
+    '',
+  ),
+  authenticated: fc.boolean(),
+});
+
+describe('robustness: nothing a client sends produces a server error', function () {
+  this.timeout(300_000);
+
+  it('answers arbitrary requests with a documented status and never a 5xx', async () => {
+    const { accessToken } = await login('customer');
+    await fc.assert(
+      fc.asyncProperty(requestArbitrary, async (input) => {
+        const method = input.method ?? input.operation.method.toUpperCase();
+        const route = input.operation.path.replace(/\{[^}]+\}/g, encodeURIComponent(input.id));
+        const search = new URLSearchParams(input.query).toString();
+        const path = search ? `${route}?${search}` : route;
+        const headers: Record<string, string> = {};
+        if (input.authenticated) headers.authorization = `Bearer ${accessToken}`;
+        if (input.body !== undefined && input.contentType) headers['content-type'] = input.contentType;
+        const hasBody = input.body !== undefined && !['GET', 'OPTIONS'].includes(method);
+        const response = await fetch(`${stack().baseUrl}${path}`, {
+          method,
+          headers,
+          body: hasBody ? input.body : undefined,
+        });
+        const text = await response.text();
+        assert.ok(
+          response.status < 500,
+          `${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`,
+        );
+        if (response.status >= 400 || response.headers.get('content-type')?.includes('json')) {
+          const body: unknown = text ? JSON.parse(text) : undefined;
+          // Only requests the document describes are held to it; others must still be problems.
+          assertContract(method, path, { status: response.status, headers: response.headers, text, body });
+        }
+      }),
+      { numRuns: 400, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
+    );
+  });
+});
