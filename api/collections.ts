@@ -96,11 +96,13 @@ export function listOperation(options: {
       const { id, page_limit, page_offset, page_token, fields, ...filters } = values;
       const limit = page_limit as number | undefined;
       const offset = (page_offset as number | undefined) ?? 0;
+      const { token: givenToken, cursor } = parsePageToken(page_token as string | undefined);
+      const after = cursor && cursor.offset === offset ? cursor.after : undefined;
       const result = await options.source(
         {
           ids: id as string[] | undefined,
           filters,
-          page: limit === undefined ? undefined : { limit, offset },
+          page: limit === undefined ? undefined : { limit, offset, after },
         },
         caller,
       );
@@ -108,7 +110,7 @@ export function listOperation(options: {
       if (options.projection && Array.isArray(fields) && fields.length)
         items = project(items, fields as string[]);
       if (limit === undefined) return { status: 200, body: items };
-      if (page_token !== undefined && page_token !== result.token) {
+      if (givenToken !== undefined && givenToken !== result.token) {
         throw new ValidationError([
           {
             name: 'page_token',
@@ -122,9 +124,12 @@ export function listOperation(options: {
           ([name]) => !['page_limit', 'page_offset', 'page_token'].includes(name),
         ),
       );
+      const cursorNext =
+        result.lastKey === undefined ? undefined : { offset: nextOffset, after: result.lastKey };
+      const nextToken = pageToken(result.token, cursorNext);
       const next =
         nextOffset < result.total
-          ? `${spec.path}?${queryString({ ...others, page_limit: limit, page_offset: nextOffset, page_token: result.token })}`
+          ? `${spec.path}?${queryString({ ...others, page_limit: limit, page_offset: nextOffset, page_token: nextToken })}`
           : '';
       return {
         status: 206,
@@ -141,6 +146,36 @@ export function listOperation(options: {
       };
     },
   };
+}
+
+interface Cursor {
+  offset: number;
+  after: string | number;
+}
+
+/**
+ * The `page_token` of a Next link: the collection's token, then a cursor naming the key of the last
+ * item served and the offset it leads to, so the next page is found by key instead of by counting.
+ */
+function pageToken(token: string, cursor: Cursor | undefined): string {
+  return cursor
+    ? `${token}.${Buffer.from(JSON.stringify([cursor.offset, cursor.after])).toString('base64url')}`
+    : token;
+}
+
+function parsePageToken(raw: string | undefined): { token?: string; cursor?: Cursor } {
+  if (raw === undefined) return {};
+  const [token, encoded] = raw.split('.', 2);
+  if (!encoded) return { token };
+  try {
+    const [offset, after] = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8')) as unknown[];
+    if (Number.isInteger(offset) && (typeof after === 'string' || typeof after === 'number')) {
+      return { token, cursor: { offset: offset as number, after } };
+    }
+  } catch {
+    // not a cursor of ours: the token alone decides
+  }
+  return { token: raw };
 }
 
 /** Pages a list held in memory (small, fixed lists such as the extensions). */

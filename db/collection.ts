@@ -62,7 +62,8 @@ export interface ListQuery {
   scope?: FilterSql;
   /** Validated values by parameter name; only parameters with a filter in the definition are used. */
   filters: Record<string, unknown>;
-  page?: { limit: number; offset: number };
+  /** `after`: the key of the item just before `offset`, when known, so the page starts by key. */
+  page?: { limit: number; offset: number; after?: string | number };
 }
 
 export interface ListResult {
@@ -70,6 +71,8 @@ export interface ListResult {
   total: number;
   /** Changes whenever the filtered collection changes (insert, update, delete). */
   token: string;
+  /** Key of the last item returned, for continuing by key. */
+  lastKey?: string | number;
 }
 
 const keyOf = (definition: CollectionDefinition) => definition.key ?? 'id';
@@ -79,8 +82,13 @@ function selectList(definition: CollectionDefinition): string {
   return definition.columns.map((c) => (/^[a-z_]+$/.test(c) ? `t.${c}` : c)).join(', ');
 }
 
-function whereClause(definition: CollectionDefinition, query: ListQuery, params: SqlParams): string {
-  const conditions: string[] = [];
+function whereClause(
+  definition: CollectionDefinition,
+  query: ListQuery,
+  params: SqlParams,
+  extra: string[] = [],
+): string {
+  const conditions: string[] = [...extra];
   if (query.scope) conditions.push(`(${query.scope(undefined, params)})`);
   if (query.ids !== undefined) {
     conditions.push(query.ids.length ? `t.${keyOf(definition)} IN (${params.bind(query.ids)})` : '1 = 0');
@@ -136,8 +144,9 @@ function tokenOf(definition: CollectionDefinition, total: number, lastChange: un
 }
 
 /**
- * Lists a collection: filters as a conjunction in SQL, a stable order by id, and paging through a
- * deferred join on the primary key so that a deep page costs about what the first one does.
+ * Lists a collection: filters as a conjunction in SQL, a stable order by key, and paging through a
+ * deferred join on the primary key; a page that continues after a known key (as `X-Pagination-Next`
+ * does) seeks to it, so a deep page costs what the first one does.
  */
 export async function listCollection(
   sequelize: Sequelize,
@@ -159,13 +168,16 @@ export async function listCollection(
   const columns = selectList(definition);
   let sql: string;
   if (query.page) {
-    const limit = params.bind(query.page.limit);
-    const offset = params.bind(query.page.offset);
     const key = keyOf(definition);
-    sql = `SELECT ${columns} FROM ${definition.table} t
-             JOIN (SELECT t.${key} FROM ${definition.table} t ${where} ORDER BY t.${key} LIMIT ${offset}, ${limit}) page
-               ON page.${key} = t.${key}
-            ORDER BY t.${key}`;
+    // Continuing after a known key reads only the page itself; an offset skips over index entries.
+    const inner =
+      query.page.after !== undefined
+        ? `SELECT t.${key} FROM ${definition.table} t
+             ${whereClause(definition, query, params, [`t.${key} > ${params.bind(query.page.after)}`])}
+            ORDER BY t.${key} LIMIT ${params.bind(query.page.limit)}`
+        : `SELECT t.${key} FROM ${definition.table} t ${where}
+            ORDER BY t.${key} LIMIT ${params.bind(query.page.offset)}, ${params.bind(query.page.limit)}`;
+    sql = `SELECT ${columns} FROM ${definition.table} t JOIN (${inner}) page ON page.${key} = t.${key} ORDER BY t.${key}`;
   } else {
     sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${keyOf(definition)}`;
   }
@@ -175,7 +187,8 @@ export async function listCollection(
       : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
   rows.forEach((row) => decodeJson(definition, row));
   await attachRelations(sequelize, definition, rows);
-  return { items: rows.map((row) => definition.toResource(row)), total, token };
+  const lastKey = rows.length ? (rows[rows.length - 1][keyOf(definition)] as string | number) : undefined;
+  return { items: rows.map((row) => definition.toResource(row)), total, token, lastKey };
 }
 
 /** One resource by id, or null: a primary-key lookup plus its relations. */

@@ -266,6 +266,19 @@ describe('collection semantics beyond equality', () => {
     }
   });
 
+  it('serves the same page through the Next cursor as by offset, and ignores a cursor for another offset', async () => {
+    const first = await list('/ports', 'speed=100000&page_limit=7');
+    const viaNext = await request('GET', first.headers.get('x-pagination-next')!, { token });
+    const byOffset = await list('/ports', 'speed=100000&page_limit=7&page_offset=7');
+    assert.deepEqual(viaNext.body, byOffset.body);
+    const cursorToken = new URL(first.headers.get('x-pagination-next')!, 'http://x').searchParams.get(
+      'page_token',
+    );
+    const jumped = await list('/ports', `speed=100000&page_limit=7&page_offset=14&page_token=${cursorToken}`);
+    const jumpedByOffset = await list('/ports', 'speed=100000&page_limit=7&page_offset=14');
+    assert.deepEqual(jumped.body, jumpedByOffset.body);
+  });
+
   it('carries every other parameter in X-Pagination-Next', async () => {
     const response = await list('/ports', 'speed=10000&pop=pop-fra-1&page_limit=5');
     const next = new URL(response.headers.get('x-pagination-next')!, 'http://x');
@@ -274,6 +287,9 @@ describe('collection semantics beyond equality', () => {
     assert.equal(next.searchParams.get('pop'), 'pop-fra-1');
     assert.equal(next.searchParams.get('page_offset'), '5');
     assert.equal(next.searchParams.get('page_limit'), '5');
-    assert.equal(next.searchParams.get('page_token'), response.headers.get('x-pagination-token'));
+    // The token, followed by a cursor that lets the next page start by key.
+    const pageTokenInNext = next.searchParams.get('page_token')!;
+    const headerToken = response.headers.get('x-pagination-token')!;
+    assert.ok(pageTokenInNext.startsWith(`${headerToken}.`), `${pageTokenInNext} vs ${headerToken}`);
   });
 });
