@@ -15,8 +15,6 @@ export const MAX_PAGE_LIMIT = 1000;
 /** Parameters every collection shares; everything else a list declares is a filter. */
 const COMMON_PARAMETERS = new Set(['id', 'page_limit', 'page_offset', 'page_token', 'fields']);
 
-const IDENTIFIER = /^[A-Za-z0-9:_-]{1,80}$/;
-
 /** One entry of the resource registry: a collection and the operations that expose it. */
 export interface CollectionEntry {
   collection: CollectionDefinition;
@@ -226,7 +224,7 @@ export function collectionOperations(deps: {
         authenticated: true,
         async handle({ params }): Promise<Reply> {
           const id = params.id;
-          const resource = IDENTIFIER.test(id) ? await readResource(sequelize, entry.collection, id) : null;
+          const resource = await readResource(sequelize, entry.collection, id);
           if (!resource) throw new NotFoundError(`no ${entry.collection.name} with id ${id}`);
           return { status: 200, body: resource };
         },

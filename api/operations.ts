@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Router } from 'express';
 import type { Logger } from 'pino';
-import { HttpProblem } from '../domain/errors';
+import { HttpProblem, NotFoundError } from '../domain/errors';
 import type { HttpMethod, OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
 import { mediaTypeOf } from './media-types';
@@ -80,6 +80,9 @@ export function mountOperations(options: {
           'Unsupported Media Type',
           `Send the request body as ${mediaTypes.join(' or ')}.`,
         );
+      }
+      if (!validators.pathMatches(definition.operationId, req.params as Record<string, string>)) {
+        throw new NotFoundError(`no ${spec.path.split('/')[1]} at ${req.path}`);
       }
       validators.body(definition.operationId, req.body);
       const reply = await definition.handle({

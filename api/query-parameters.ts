@@ -3,15 +3,8 @@ import type { ValidateFunction } from 'ajv';
 import type { PropertyError } from '../domain/errors';
 import { ValidationError } from '../domain/errors';
 import type { OpenApiDocument, OpenApiOperation } from '../spec';
-import { DOCUMENT_ID, pointer } from './request-validation';
-
-interface ParameterObject {
-  name: string;
-  in: string;
-  required?: boolean;
-  schema?: { type?: string; items?: { type?: string } } & Record<string, unknown>;
-  $ref?: string;
-}
+import { operationParameters } from '../spec';
+import { DOCUMENT_ID } from './request-validation';
 
 interface CompiledParameter {
   name: string;
@@ -22,33 +15,6 @@ interface CompiledParameter {
 
 /** Range filters were spelled `__lt` before IX-API 2.5; both spellings are accepted. */
 const OLD_RANGE_SUFFIX = /__(lt|lte|gt|gte)$/;
-
-function resolve(
-  document: OpenApiDocument,
-  parameter: ParameterObject,
-  at: string,
-): [ParameterObject, string] {
-  if (!parameter.$ref) return [parameter, at];
-  const name = parameter.$ref.split('/').pop()!;
-  const parameters = (document.components.parameters ?? {}) as Record<string, ParameterObject>;
-  return [parameters[name], pointer('components', 'parameters', name)];
-}
-
-/** Every parameter of an operation in `location`, with its resolved object and its JSON pointer. */
-export function operationParameters(
-  document: OpenApiDocument,
-  path: string,
-  method: string,
-  operation: OpenApiOperation,
-  location: 'query' | 'path',
-): Array<[ParameterObject, string]> {
-  const declared = (operation.parameters ?? []) as ParameterObject[];
-  return declared
-    .map((parameter, index) =>
-      resolve(document, parameter, pointer('paths', path, method, 'parameters', String(index))),
-    )
-    .filter(([parameter]) => parameter.in === location);
-}
 
 function coerce(parameter: CompiledParameter, raw: string): unknown {
   switch (parameter.scalarType) {

@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import type { PropertyError } from '../domain/errors';
 import { ValidationError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
-import { specOperations } from '../spec';
+import { operationParameters, pointer, specOperations } from '../spec';
 
 /** The `$id` under which the whole document is registered with ajv. */
 export const DOCUMENT_ID = 'ixapi-openapi';
@@ -31,11 +31,6 @@ export function createAjv(document: OpenApiDocument): Ajv {
   addFormats(ajv);
   ajv.addSchema({ ...(nullableForAjv(document) as object), $id: DOCUMENT_ID });
   return ajv;
-}
-
-/** A JSON pointer (`/a/b~1c`) from its unescaped segments. */
-export function pointer(...segments: string[]): string {
-  return segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 /** `/address/country` → `address.country`, `/asns/0` → `asns.0`. */
@@ -86,6 +81,11 @@ export function toPropertyErrors(
 export interface RequestValidators {
   /** Validates a request body for an operation; throws ValidationError naming every failing property. */
   body(operationId: string, body: unknown): void;
+  /**
+   * Whether the path parameters fit the operation's declared schemas. A path that cannot name a
+   * resource is answered like a resource that does not exist.
+   */
+  pathMatches(operationId: string, params: Record<string, string>): boolean;
 }
 
 /** Compiles a body validator for every operation with a JSON request body, once, at start-up. */
@@ -94,7 +94,15 @@ export function compileRequestValidators(
   ajv: Ajv = createAjv(document),
 ): RequestValidators {
   const bodies = new Map<string, { required: boolean; validate: ValidateFunction }>();
+  const paths = new Map<string, Array<[string, ValidateFunction]>>();
   for (const { operationId, method, path, operation } of specOperations(document)) {
+    paths.set(
+      operationId,
+      operationParameters(document, path, method, operation, 'path').map(([parameter, at]) => [
+        parameter.name,
+        ajv.compile({ $ref: `${DOCUMENT_ID}#${at}/schema` }),
+      ]),
+    );
     const content = operation.requestBody?.content;
     const mediaType = content && Object.keys(content).find((type) => type.includes('json'));
     if (!mediaType) continue;
@@ -105,6 +113,9 @@ export function compileRequestValidators(
     });
   }
   return {
+    pathMatches(operationId, params) {
+      return (paths.get(operationId) ?? []).every(([name, validate]) => validate(params[name]));
+    },
     body(operationId, body) {
       const entry = bodies.get(operationId);
       if (!entry) return;

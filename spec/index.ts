@@ -64,3 +64,43 @@ export function specOperations(document: OpenApiDocument = loadSpec()) {
 
 /** The document's schemas as TypeScript types (generated into spec/types.ts by `npm run spec:types`). */
 export type Schemas = components['schemas'];
+
+/** A JSON pointer (`/a/b~1c`) from its unescaped segments. */
+export function pointer(...segments: string[]): string {
+  return segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+export interface ParameterObject {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema?: { type?: string; items?: { type?: string } } & Record<string, unknown>;
+  $ref?: string;
+}
+
+function resolveParameter(
+  document: OpenApiDocument,
+  parameter: ParameterObject,
+  at: string,
+): [ParameterObject, string] {
+  if (!parameter.$ref) return [parameter, at];
+  const name = parameter.$ref.split('/').pop()!;
+  const parameters = (document.components.parameters ?? {}) as Record<string, ParameterObject>;
+  return [parameters[name], pointer('components', 'parameters', name)];
+}
+
+/** Every parameter of an operation in `location`, resolved, with the JSON pointer of its object. */
+export function operationParameters(
+  document: OpenApiDocument,
+  path: string,
+  method: string,
+  operation: OpenApiOperation,
+  location: 'query' | 'path',
+): Array<[ParameterObject, string]> {
+  const declared = (operation.parameters ?? []) as ParameterObject[];
+  return declared
+    .map((parameter, index) =>
+      resolveParameter(document, parameter, pointer('paths', path, method, 'parameters', String(index))),
+    )
+    .filter(([parameter]) => parameter.in === location);
+}

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { operationParameters } from '../../api/query-parameters';
-import { loadSpec, specOperations } from '../../spec';
+import { loadSpec, operationParameters, specOperations } from '../../spec';
 import { assertContract, login } from '../support/http';
 import { stack } from '../support/stack';
 
