@@ -13,8 +13,10 @@ RUN npm ci
 # tsconfig.build.json compiles with rootDir "." into dist/ (api/main.ts -> dist/api/main.js).
 COPY . .
 RUN npm run build \
+ && npm run docs:build \
  && mkdir -p dist/spec \
  && cp spec/openapi.yaml dist/spec/openapi.yaml \
+ && cp -r spec/docs dist/spec/docs \
  && npm prune --omit=dev
 
 # ---- runtime: compiled code and production dependencies only ----

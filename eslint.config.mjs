@@ -37,7 +37,7 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.data/**', 'eslint.config.mjs', 'spec/types.ts'] },
+  { ignores: ['node_modules/**', 'dist/**', '.data/**', 'eslint.config.mjs', 'spec/types.ts', 'spec/docs/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

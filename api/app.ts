@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type Ajv from 'ajv';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { NotFoundError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
-import { specText } from '../spec';
+import { DOCS_DIR, specText } from '../spec';
 import { createAuthenticate } from './authenticate';
 import { renderDocsPage } from './docs-page';
 import type { MountedOperation, OperationDefinition } from './operations';
@@ -68,10 +70,15 @@ export function createApp(options: AppOptions) {
   api.get('/spec', (_req, res) => {
     res.type('application/yaml').send(specText());
   });
-  const docs = renderDocsPage(document, options.publicBaseUrl);
+  // The Redoc page built by `npm run docs:build`, with its script beside it; without it, an overview
+  // rendered from the document at start-up.
+  const builtDocs = path.join(DOCS_DIR, 'index.html');
+  const overview = renderDocsPage(document, options.publicBaseUrl);
   api.get('/docs', (_req, res) => {
-    res.type('html').send(docs);
+    if (existsSync(builtDocs)) res.sendFile(builtDocs);
+    else res.type('html').send(overview);
   });
+  api.use('/docs', express.static(DOCS_DIR, { index: false }));
 
   let mounted: MountedOperation[] = [];
   mounted = mountOperations({

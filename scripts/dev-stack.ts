@@ -14,6 +14,7 @@ import { seedDemo } from '../db/seed';
 import { searchAttributeFlags } from '../domain/search-attributes';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
 import { DATA_DIR, PROJECT_ROOT, ensureLocalSecrets } from './local-secrets';
+import { buildDocs, docsAreStale } from './build-docs';
 import { findTemporalCli } from './temporal-cli';
 
 /**
@@ -213,6 +214,10 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  if (docsAreStale()) {
+    say('rendering the API docs');
+    buildDocs();
+  }
   await prepareDatabase(config);
   const temporalAddress = await startTemporal(config, env);
   const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress };

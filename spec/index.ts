@@ -6,6 +6,9 @@ import type { components } from './types';
 /** Where the OpenAPI document lives, beside this module in the source tree and in dist/. */
 export const SPEC_PATH = path.join(__dirname, 'openapi.yaml');
 
+/** Where `npm run docs:build` puts the rendered HTML docs (not in git). */
+export const DOCS_DIR = path.join(__dirname, 'docs');
+
 export interface OpenApiOperation {
   operationId: string;
   security?: unknown[];

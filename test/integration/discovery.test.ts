@@ -63,5 +63,11 @@ describe('discovery', () => {
     assert.equal(docs.status, 200);
     assert.match(docs.headers.get('content-type') ?? '', /text\/html/);
     assert.match(docs.text, /auth_token_create/);
+    // Everything the page loads comes from this server.
+    assert.doesNotMatch(docs.text, /<script[^>]+src="https?:/);
+    const script = docs.text.match(/<script[^>]+src="([^"]+)"/)?.[1];
+    assert.ok(script, 'the page loads its script from beside it');
+    const bundle = await fetch(`${stack().baseUrl}/${script}`);
+    assert.equal(bundle.status, 200);
   });
 });

@@ -15,6 +15,7 @@ import { migrate } from '../../db/migrator';
 import type { DemoCredential } from '../../db/seed/demo';
 import { seedDemo } from '../../db/seed';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
+import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { createWorker } from '../../worker/create-worker';
 
@@ -65,6 +66,7 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
 }
 
 export async function startStack(): Promise<TestStack> {
+  if (docsAreStale()) buildDocs();
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
