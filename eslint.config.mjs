@@ -37,7 +37,9 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.data/**', 'eslint.config.mjs', 'spec/types.ts', 'spec/docs/**'] },
+  {
+    ignores: ['node_modules/**', 'dist/**', '.data/**', 'eslint.config.mjs', 'spec/types.ts', 'spec/docs/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
