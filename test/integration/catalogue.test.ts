@@ -222,6 +222,48 @@ describe('collection semantics beyond equality', () => {
     assert.ok(facilities.body.every((f: { metro_area: string }) => f.metro_area === 'ma-fra'));
   });
 
+  it('filters by relations that are not properties of the item', async () => {
+    const pops = (await list('/pops')).body as Array<{
+      id: string;
+      facility: string;
+      metro_area_network: string;
+    }>;
+    const popsOf = (man: string) => pops.filter((p) => p.metro_area_network === man);
+
+    const facilities = await list('/facilities', 'metro_area_network=man-fra');
+    assert.deepEqual(
+      facilities.body.map((f: { id: string }) => f.id),
+      [...new Set(popsOf('man-fra').map((p) => p.facility))].sort(),
+    );
+
+    const devices = await list('/devices', 'metro_area_network=man-ams');
+    assert.ok(devices.body.length > 0);
+    const amsPops = new Set(popsOf('man-ams').map((p) => p.id));
+    assert.ok(devices.body.every((d: { pop: string }) => amsPops.has(d.pop)));
+    assert.ok(devices.body.length < (await list('/devices')).body.length);
+
+    const services = await list('/network-services', 'pop=pop-ham-1');
+    assert.deepEqual(
+      services.body.map((n: { metro_area_network: string }) => n.metro_area_network),
+      ['man-ham'],
+    );
+
+    const popsWith400 = await list('/pops', 'capability_speed=400000');
+    assert.deepEqual(
+      popsWith400.body.map((p: { id: string }) => p.id),
+      pops.map((p) => p.id),
+      'every PoP has a core device with 400G ports',
+    );
+    const popsWith1G = await list('/pops', 'capability_speed_lte=1000');
+    assert.deepEqual(popsWith1G.body, []);
+
+    const legalRoles = await list('/roles', 'contact=con-spree-networks-legal');
+    assert.deepEqual(
+      legalRoles.body.map((r: { name: string }) => r.name),
+      ['legal'],
+    );
+  });
+
   it('keeps offerings whose bandwidth range contains `bandwidth`', async () => {
     const response = await list('/product-offerings', 'bandwidth=200000');
     assert.ok(response.body.length > 0);
