@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import pino from 'pino';
+import { problemHandler } from '../../api/problems';
+import type { DomainError } from '../../domain/errors';
+import {
+  AuthenticationError,
+  NotFoundError,
+  PermissionDeniedError,
+  SignatureExpiredError,
+  UnableToFulfillError,
+  ValidationError,
+} from '../../domain/errors';
+
+/** Every domain error becomes its IX-API problem, through the one error middleware. */
+describe('problem responses from domain errors', () => {
+  let server: Server;
+  let base: string;
+  const errors: Record<string, () => DomainError> = {
+    validation: () => new ValidationError([{ name: 'address.country', reason: 'Must be two letters.' }]),
+    authentication: () => new AuthenticationError('bad token'),
+    expired: () => new SignatureExpiredError('expired'),
+    denied: () => new PermissionDeniedError('not yours to change'),
+    missing: () => new NotFoundError('no such thing'),
+    conflict: () =>
+      new UnableToFulfillError('still in use', [
+        {
+          resource_type: 'contacts',
+          resource_id: 'con-1',
+          resource_property: null,
+          remote_resource_type: 'role-assignments',
+          remote_resource_id: 'ra-1',
+        },
+      ]),
+  };
+
+  before(async () => {
+    const app = express();
+    app.get('/:kind', (req) => {
+      if (req.params.kind === 'crash') throw new Error('secret internal detail');
+      throw errors[req.params.kind]();
+    });
+    app.use(problemHandler(pino({ level: 'silent' })));
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  const expectations: Array<[string, number, string]> = [
+    ['validation', 400, 'validation-error'],
+    ['authentication', 401, 'authentication-error'],
+    ['expired', 401, 'signature-expired'],
+    ['denied', 403, 'permission-denied'],
+    ['missing', 404, 'not-found'],
+    ['conflict', 400, 'unable-to-fulfill'],
+  ];
+  for (const [kind, status, type] of expectations) {
+    it(`maps ${kind} to ${status} ${type}`, async () => {
+      const response = await fetch(`${base}/${kind}`);
+      assert.equal(response.status, status);
+      assert.match(response.headers.get('content-type') ?? '', /application\/json/);
+      const body = (await response.json()) as Record<string, unknown>;
+      assert.equal(body.type, `https://errors.ix-api.net/v2/${type}.html`);
+      assert.equal(body.status, status);
+      assert.equal(typeof body.title, 'string');
+    });
+  }
+
+  it('lists properties on validation errors and conflicts on unable-to-fulfill', async () => {
+    const validation = (await (await fetch(`${base}/validation`)).json()) as Record<string, unknown>;
+    assert.deepEqual(validation.properties, [{ name: 'address.country', reason: 'Must be two letters.' }]);
+    const conflict = (await (await fetch(`${base}/conflict`)).json()) as { conflicts: unknown[] };
+    assert.equal(conflict.conflicts.length, 1);
+  });
+
+  it('answers an unexpected error with a 500 problem that leaks nothing', async () => {
+    const response = await fetch(`${base}/crash`);
+    assert.equal(response.status, 500);
+    const text = await response.text();
+    assert.doesNotMatch(text, /secret internal detail/);
+    assert.equal(
+      (JSON.parse(text) as { type: string }).type,
+      'https://errors.ix-api.net/v2/server-error.html',
+    );
+  });
+});
