@@ -1,4 +1,4 @@
-import { createSecretKey, randomUUID } from 'node:crypto';
+import { randomUUID, webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AuthenticationError, SignatureExpiredError } from '../domain/errors';
 
@@ -36,8 +36,15 @@ export interface TokenServiceOptions {
  */
 export function createTokenService(options: TokenServiceOptions) {
   const now = options.now ?? (() => new Date());
-  // Imported once: converting raw bytes to a key on every request costs more than the HMAC itself.
-  const key = createSecretKey(options.signingKey);
+  // Imported once as a WebCrypto key: converting raw bytes or a KeyObject on every request costs
+  // more than the HMAC itself.
+  const key = webcrypto.subtle.importKey(
+    'raw',
+    options.signingKey,
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign', 'verify'],
+  );
 
   async function sign(use: TokenUse, subject: { accountId: string; apiKey: string; familyId: string }) {
     const issuedAt = Math.floor(now().getTime() / 1000);
@@ -51,7 +58,7 @@ export function createTokenService(options: TokenServiceOptions) {
       .setIssuedAt(issuedAt)
       .setExpirationTime(issuedAt + ttl)
       .setJti(jti)
-      .sign(key);
+      .sign(await key);
     return {
       token,
       claims: { ...subject, jti, expiresAt: new Date((issuedAt + ttl) * 1000) } satisfies TokenClaims,
@@ -60,7 +67,7 @@ export function createTokenService(options: TokenServiceOptions) {
 
   async function verify(use: TokenUse, token: string): Promise<TokenClaims> {
     try {
-      const { payload } = await jwtVerify(token, key, {
+      const { payload } = await jwtVerify(token, await key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         audience: AUDIENCE,

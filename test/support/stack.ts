@@ -99,10 +99,24 @@ export async function stopStack(): Promise<void> {
   const running = current;
   current = undefined;
   if (!running) return;
-  await running.api.stop();
-  running.worker.shutdown();
-  await workerRun;
-  await running.db.close();
-  await dropDatabase(running.config.databaseUrl);
-  await running.temporal.teardown();
+  // Every step runs even when an earlier one fails, so no server or database outlives the run.
+  const steps: Array<() => Promise<unknown>> = [
+    () => running.api.stop(),
+    async () => {
+      running.worker.shutdown();
+      await workerRun;
+    },
+    () => running.db.close(),
+    () => dropDatabase(running.config.databaseUrl),
+    () => running.temporal.teardown(),
+  ];
+  const failures: unknown[] = [];
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length) throw failures[0];
 }
