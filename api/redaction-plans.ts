@@ -1,0 +1,49 @@
+import type { RedactionPlan } from '../domain/redaction';
+import { zeroValueOf } from '../domain/redaction';
+import type { OpenApiDocument } from '../spec';
+
+interface SchemaObject {
+  type?: string;
+  properties?: Record<string, SchemaObject & { 'x-sensitive'?: boolean }>;
+  required?: string[];
+  allOf?: Array<SchemaObject & { $ref?: string }>;
+  $ref?: string;
+}
+
+function schemaNamed(document: OpenApiDocument, name: string): SchemaObject {
+  const schema = document.components.schemas[name] as SchemaObject | undefined;
+  if (!schema) throw new Error(`schema ${name} is not in the OpenAPI document`);
+  return schema;
+}
+
+/** Properties and required names of a schema, following `allOf` references. */
+function flatten(
+  document: OpenApiDocument,
+  schema: SchemaObject,
+): { properties: Record<string, SchemaObject & { 'x-sensitive'?: boolean }>; required: string[] } {
+  let properties = { ...(schema.properties ?? {}) };
+  let required = [...(schema.required ?? [])];
+  for (const part of schema.allOf ?? []) {
+    const inner = flatten(document, part.$ref ? schemaNamed(document, part.$ref.split('/').pop()!) : part);
+    properties = { ...inner.properties, ...properties };
+    required = [...inner.required, ...required];
+  }
+  return { properties, required };
+}
+
+/**
+ * The redaction plan of a read schema, from the document's `x-sensitive` marks: the marked
+ * properties, and a zero value for each of them the schema requires.
+ */
+export function redactionPlanFor(document: OpenApiDocument, schemaName: string): RedactionPlan {
+  const { properties, required } = flatten(document, schemaNamed(document, schemaName));
+  const sensitive = Object.entries(properties)
+    .filter(([, property]) => property['x-sensitive'] === true)
+    .map(([name]) => name);
+  const zero = Object.fromEntries(
+    sensitive
+      .filter((name) => required.includes(name))
+      .map((name) => [name, zeroValueOf(properties[name].type)]),
+  );
+  return { sensitive, zero };
+}
