@@ -23,7 +23,15 @@ export interface CollectionEntry {
   /** Supports the `fields` projection (product offerings). */
   projection?: boolean;
   /** Restricts what a caller sees, as an SQL condition on `t`; unscoped collections are public. */
-  scope?: (caller: Caller) => FilterSql;
+  scope?: (visibility: Visibility) => FilterSql;
+  /** Shapes each item for the caller (redaction of what lies outside the caller's scope). */
+  present?: (item: Record<string, unknown>, visibility: Visibility) => Record<string, unknown>;
+}
+
+/** Who is asking and which accounts they act for (their own and those they manage, recursively). */
+export interface Visibility {
+  accountId: string;
+  accounts: readonly string[];
 }
 
 type QueryValue = string | number | boolean | Array<string | number> | undefined;
@@ -198,11 +206,20 @@ export function collectionOperations(deps: {
   document: OpenApiDocument;
   ajv: Ajv;
   entries: readonly CollectionEntry[];
+  /** Needed by entries with a scope or a presentation. */
+  visibility?: (caller: Caller) => Promise<Visibility>;
 }): OperationDefinition[] {
   const { sequelize, document, ajv } = deps;
   const operations: OperationDefinition[] = [];
 
   for (const entry of deps.entries) {
+    const scoped = entry.scope !== undefined || entry.present !== undefined;
+    if (scoped && !deps.visibility) throw new Error(`${entry.list} is scoped but no visibility was given`);
+    const visibilityOf = async (caller: Caller | undefined): Promise<Visibility | undefined> =>
+      scoped && caller ? deps.visibility!(caller) : undefined;
+    const shown = (items: Record<string, unknown>[], visibility: Visibility | undefined) =>
+      entry.present && visibility ? items.map((item) => entry.present!(item, visibility)) : items;
+
     operations.push(
       listOperation({
         operationId: entry.list,
@@ -210,11 +227,16 @@ export function collectionOperations(deps: {
         ajv,
         filters: Object.keys(entry.collection.filters),
         projection: entry.projection,
-        source: (query, caller) =>
-          listCollection(sequelize, entry.collection, {
+        source: async (query, caller) => {
+          const visibility = await visibilityOf(caller);
+          const scope = entry.scope && visibility ? entry.scope(visibility) : undefined;
+          const result = await listCollection(sequelize, entry.collection, {
             ...query,
-            scope: entry.scope && caller && entry.scope(caller),
-          }),
+            scope,
+            accounts: visibility?.accounts,
+          });
+          return { ...result, items: shown(result.items, visibility) };
+        },
       }),
     );
 
@@ -222,11 +244,14 @@ export function collectionOperations(deps: {
       operations.push({
         operationId: entry.read,
         authenticated: true,
-        async handle({ params }): Promise<Reply> {
+        async handle({ params, caller }): Promise<Reply> {
           const id = params.id;
-          const resource = await readResource(sequelize, entry.collection, id);
+          const visibility = await visibilityOf(caller);
+          const scope = entry.scope && visibility ? entry.scope(visibility) : undefined;
+          const resource = await readResource(sequelize, entry.collection, id, scope);
+          // Out of scope and not found are the same answer: existence does not leak.
           if (!resource) throw new NotFoundError(`no ${entry.collection.name} with id ${id}`);
-          return { status: 200, body: resource };
+          return { status: 200, body: shown([resource], visibility)[0] };
         },
       });
     }

@@ -6,8 +6,11 @@ import { loadSpec } from '../spec';
 import { createApp } from './app';
 import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
+import type { Caller } from './operations';
+import { redactionPlanFor } from './redaction-plans';
 import { createAjv } from './request-validation';
-import { accountOperations } from './routes/accounts';
+import { accountsActingFor } from '../db/visibility';
+import { accountOperations, accountsCollection } from './routes/accounts';
 import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
@@ -52,6 +55,10 @@ export async function startApi(options: {
     ],
   });
   const document = loadSpec();
+  const visibility = async (caller: Caller) => ({
+    accountId: caller.accountId,
+    accounts: await accountsActingFor(db.sequelize, caller.accountId),
+  });
   const ajv = createAjv(document);
   const { app } = createApp({
     logger,
@@ -62,8 +69,20 @@ export async function startApi(options: {
     operations: (mounted) => [
       ...authOperations({ credentials: db.credentials, tokens }),
       ...accountOperations({ accounts: db.accounts }),
-      ...collectionOperations({ sequelize: db.sequelize, document, ajv, entries: CATALOGUE_COLLECTIONS }),
-      ...extensionOperations({ sequelize: db.sequelize, document, ajv, publicBaseUrl: config.publicBaseUrl }),
+      ...collectionOperations({
+        sequelize: db.sequelize,
+        document,
+        ajv,
+        visibility,
+        entries: [...CATALOGUE_COLLECTIONS, accountsCollection(redactionPlanFor(document, 'Account'))],
+      }),
+      ...extensionOperations({
+        sequelize: db.sequelize,
+        document,
+        ajv,
+        publicBaseUrl: config.publicBaseUrl,
+        visibility,
+      }),
       ...discoveryOperations({
         checkHealth,
         serviceVersion: SERVICE_VERSION,

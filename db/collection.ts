@@ -14,8 +14,12 @@ export class SqlParams {
   }
 }
 
-/** A filter turns a validated query-parameter value into an SQL condition on the row alias `t`. */
-export type FilterSql = (value: unknown, params: SqlParams) => string;
+/**
+ * A filter turns a validated query-parameter value into an SQL condition on the row alias `t`.
+ * `accounts` (the accounts the caller acts for) lets a filter on a sensitive property match only
+ * rows in the caller's scope.
+ */
+export type FilterSql = (value: unknown, params: SqlParams, accounts?: readonly string[]) => string;
 
 export type Row = Record<string, unknown>;
 
@@ -32,7 +36,7 @@ export interface Relation {
 
 /** The ids of related rows as a JSON array, computed in the same SELECT as the row itself. */
 export function idsOf(table: string, column: string): string {
-  return `(SELECT JSON_ARRAYAGG(r.id ORDER BY r.id) FROM ${table} r WHERE r.${column} = t.id)`;
+  return `(SELECT COALESCE(JSON_ARRAYAGG(r.id ORDER BY r.id), JSON_ARRAY()) FROM ${table} r WHERE r.${column} = t.id)`;
 }
 
 /**
@@ -51,7 +55,7 @@ export interface CollectionDefinition {
   columns: string[];
   filters: Record<string, FilterSql>;
   relations?: Relation[];
-  /** JSON columns stored as text, and JSON arrays computed by `idsOf` (NULL when empty). */
+  /** JSON columns stored as text, and JSON arrays computed by `idsOf`. */
   jsonColumns?: string[];
   toResource(row: Row): Record<string, unknown>;
 }
@@ -60,6 +64,8 @@ export interface ListQuery {
   ids?: string[];
   /** What the caller may see, as an SQL condition; part of the query, never a filter applied later. */
   scope?: FilterSql;
+  /** The accounts the caller acts for, handed to filters on sensitive properties. */
+  accounts?: readonly string[];
   /** Validated values by parameter name; only parameters with a filter in the definition are used. */
   filters: Record<string, unknown>;
   /** `after`: the key of the item just before `offset`, when known, so the page starts by key. */
@@ -95,7 +101,7 @@ function whereClause(
   }
   for (const [name, value] of Object.entries(query.filters)) {
     const filter = definition.filters[name];
-    if (filter && value !== undefined) conditions.push(`(${filter(value, params)})`);
+    if (filter && value !== undefined) conditions.push(`(${filter(value, params, query.accounts)})`);
   }
   return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
 }
@@ -104,7 +110,6 @@ function decodeJson(definition: CollectionDefinition, row: Row): Row {
   for (const column of definition.jsonColumns ?? []) {
     const value = row[column];
     if (typeof value === 'string') row[column] = JSON.parse(value);
-    else if (value === null) row[column] = [];
   }
   return row;
 }
@@ -196,15 +201,15 @@ export async function readResource(
   sequelize: Sequelize,
   definition: CollectionDefinition,
   id: string,
+  scope?: FilterSql,
 ): Promise<Record<string, unknown> | null> {
+  const params = new SqlParams();
+  const where = whereClause(definition, { ids: [id], filters: {}, scope }, params);
   const columns = selectList(definition);
-  const rows = await sequelize.query<Row>(
-    `SELECT ${columns} FROM ${definition.table} t WHERE t.${keyOf(definition)} = :id`,
-    {
-      replacements: { id },
-      type: QueryTypes.SELECT,
-    },
-  );
+  const rows = await sequelize.query<Row>(`SELECT ${columns} FROM ${definition.table} t ${where}`, {
+    replacements: params.values,
+    type: QueryTypes.SELECT,
+  });
   if (!rows.length) return null;
   decodeJson(definition, rows[0]);
   await attachRelations(sequelize, definition, rows);

@@ -1,4 +1,8 @@
+import { accounts } from '../../db/accounts-collection';
 import type { AccountRepository } from '../../db/repositories/account-repository';
+import type { RedactionPlan } from '../../domain/redaction';
+import { redact } from '../../domain/redaction';
+import type { CollectionEntry } from '../collections';
 import { AuthenticationError } from '../../domain/errors';
 import type { OperationDefinition } from '../operations';
 
@@ -16,4 +20,25 @@ export function accountOperations(deps: { accounts: AccountRepository }): Operat
       },
     },
   ];
+}
+
+/** What anybody may see of a discoverable account outside their scope. */
+const DISCOVERABLE_VIEW = ['id', 'name', 'metro_area_network_presence'];
+
+/**
+ * Accounts as a collection: the caller sees the accounts it acts for in full and discoverable
+ * accounts in their public form; every other account does not exist for it.
+ */
+export function accountsCollection(plan: RedactionPlan): CollectionEntry {
+  return {
+    collection: accounts,
+    list: 'accounts_list',
+    read: 'accounts_read',
+    scope: (visibility) => (_value, params) =>
+      `(t.id IN (${params.bind(visibility.accounts)}) OR t.discoverable = 1)`,
+    present: (item, visibility) =>
+      visibility.accounts.includes(item.id as string)
+        ? item
+        : redact(item, { ...plan, only: DISCOVERABLE_VIEW }),
+  };
 }

@@ -2,18 +2,18 @@ import type Ajv from 'ajv';
 import type { Sequelize } from 'sequelize';
 import { events } from '../../db/events-collection';
 import type { OpenApiDocument } from '../../spec';
-import type { CollectionEntry } from '../collections';
+import type { CollectionEntry, Visibility } from '../collections';
 import { collectionOperations, listOperation, staticSource } from '../collections';
-import type { OperationDefinition } from '../operations';
+import type { Caller, OperationDefinition } from '../operations';
 
 /**
- * What this implementation adds to IX-API: the event log at GET /events (each account reads its
- * own events), announced by GET /extensions.
+ * What this implementation adds to IX-API: the event log at GET /events (each account reads the events of
+ * the accounts it acts for), announced by GET /extensions.
  */
 export const EVENTS_COLLECTION: CollectionEntry = {
   collection: events,
   list: 'events_list',
-  scope: (caller) => (_value, params) => `t.account = ${params.bind(caller.accountId)}`,
+  scope: (visibility) => (_value, params) => `t.account IN (${params.bind(visibility.accounts)})`,
 };
 
 export function extensionOperations(deps: {
@@ -21,6 +21,7 @@ export function extensionOperations(deps: {
   document: OpenApiDocument;
   ajv: Ajv;
   publicBaseUrl: string;
+  visibility: (caller: Caller) => Promise<Visibility>;
 }): OperationDefinition[] {
   const { publicBaseUrl } = deps;
   return [

@@ -1,0 +1,43 @@
+import type { CollectionDefinition, FilterSql } from './collection';
+
+const eq =
+  (column: string): FilterSql =>
+  (value, params) =>
+    `t.${column} = ${params.bind(value)}`;
+
+/** A filter on a sensitive property matches only accounts the caller acts for, never hidden values. */
+const inScopeEq =
+  (column: string): FilterSql =>
+  (value, params, accounts = []) =>
+    `t.${column} = ${params.bind(value)} AND t.id IN (${params.bind(accounts.length ? accounts : [''])})`;
+
+/** Accounts as IX-API lists them; JSON columns hold the address, billing information and presence. */
+export const accounts: CollectionDefinition = {
+  name: 'accounts',
+  table: 'accounts',
+  columns: [
+    'id',
+    'name',
+    'legal_name',
+    'address',
+    'billing_information',
+    'discoverable',
+    'external_ref',
+    'managing_account',
+    'metro_area_network_presence',
+    'state',
+    'status',
+  ],
+  jsonColumns: ['address', 'billing_information', 'metro_area_network_presence', 'status'],
+  filters: {
+    state: eq('state'),
+    state__is_not: (value, params) => `t.state <> ${params.bind(value)}`,
+    managing_account: inScopeEq('managing_account'),
+    external_ref: inScopeEq('external_ref'),
+    name: eq('name'),
+    // Accounts that may be used as a billing account: those with billing information.
+    billable: (value) =>
+      Number(value) ? 't.billing_information IS NOT NULL' : 't.billing_information IS NULL',
+  },
+  toResource: (row) => ({ ...row, discoverable: Boolean(row.discoverable) }),
+};

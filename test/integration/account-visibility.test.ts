@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { login, request } from '../support/http';
+import { stack } from '../support/stack';
+
+const PUBLIC_VIEW = ['id', 'metro_area_network_presence', 'name'];
+
+describe('account visibility and redaction', () => {
+  it('shows a reseller itself and its sub-account in full, discoverable accounts redacted, others not at all', async () => {
+    const { accessToken } = await login('reseller');
+    const response = await request('GET', '/accounts', { token: accessToken });
+    assert.equal(response.status, 200);
+    const byId = new Map<string, Record<string, unknown>>(
+      response.body.map((a: { id: string }) => [a.id, a]),
+    );
+    assert.equal(byId.get('acc-transit-partners')?.legal_name, 'Transit Partners B.V.');
+    assert.equal(byId.get('acc-petit-reseau')?.managing_account, 'acc-transit-partners');
+    for (const discoverable of ['acc-demo-ix', 'acc-spree-networks']) {
+      assert.deepEqual(Object.keys(byId.get(discoverable) ?? {}).sort(), PUBLIC_VIEW, discoverable);
+    }
+    assert.equal(byId.has('acc-thames-cloud'), false, 'not discoverable, not managed: invisible');
+  });
+
+  it('answers 404 for an invisible account and the public view for a discoverable one', async () => {
+    const { accessToken } = await login('customer', 0);
+    for (const hidden of ['acc-thames-cloud', 'acc-petit-reseau']) {
+      const response = await request('GET', `/accounts/${hidden}`, { token: accessToken });
+      assert.equal(response.status, 404, hidden);
+    }
+    const reseller = await request('GET', '/accounts/acc-transit-partners', { token: accessToken });
+    assert.equal(reseller.status, 200);
+    assert.deepEqual(Object.keys(reseller.body).sort(), PUBLIC_VIEW);
+    const own = await request('GET', '/accounts/acc-spree-networks', { token: accessToken });
+    assert.equal(own.body.legal_name, 'Spree Networks GmbH');
+  });
+
+  it('never matches hidden values with a filter on a sensitive property, nor counts invisible accounts', async () => {
+    const { sequelize } = stack().db;
+    await sequelize.query("UPDATE accounts SET external_ref = 'ext-demo-ix' WHERE id = 'acc-demo-ix'");
+    try {
+      const customer = await login('customer', 0);
+      const leaked = await request('GET', '/accounts?external_ref=ext-demo-ix', {
+        token: customer.accessToken,
+      });
+      assert.deepEqual(leaked.body, []);
+      const operator = await login('operator');
+      const own = await request('GET', '/accounts?external_ref=ext-demo-ix', { token: operator.accessToken });
+      assert.deepEqual(
+        own.body.map((a: { id: string }) => a.id),
+        ['acc-demo-ix'],
+      );
+      const all = await request('GET', '/accounts', { token: customer.accessToken });
+      const paged = await request('GET', '/accounts?page_limit=1', { token: customer.accessToken });
+      assert.equal(Number(paged.headers.get('x-pagination-items')), all.body.length);
+      const byIds = await request('GET', '/accounts?id=acc-thames-cloud,acc-spree-networks', {
+        token: customer.accessToken,
+      });
+      assert.deepEqual(
+        byIds.body.map((a: { id: string }) => a.id),
+        ['acc-spree-networks'],
+      );
+    } finally {
+      await sequelize.query("UPDATE accounts SET external_ref = NULL WHERE id = 'acc-demo-ix'");
+    }
+  });
+
+  it("answers the Terraform provider's credential check with an empty list", async () => {
+    const { accessToken } = await login('customer', 1);
+    const response = await request('GET', '/accounts?external_ref=tf-check-8f3a2c', { token: accessToken });
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.body, []);
+  });
+});
