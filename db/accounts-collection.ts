@@ -1,9 +1,5 @@
 import type { CollectionDefinition, FilterSql } from './collection';
-
-const eq =
-  (column: string): FilterSql =>
-  (value, params) =>
-    `t.${column} = ${params.bind(value)}`;
+import { eq, notEq } from './collection';
 
 /** A filter on a sensitive property matches only accounts the caller acts for, never hidden values. */
 const inScopeEq =
@@ -31,7 +27,7 @@ export const accounts: CollectionDefinition = {
   jsonColumns: ['address', 'billing_information', 'metro_area_network_presence', 'status'],
   filters: {
     state: eq('state'),
-    state__is_not: (value, params) => `t.state <> ${params.bind(value)}`,
+    state__is_not: notEq('state'),
     managing_account: inScopeEq('managing_account'),
     external_ref: inScopeEq('external_ref'),
     name: eq('name'),

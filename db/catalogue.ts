@@ -1,20 +1,10 @@
 import type { CollectionDefinition, FilterSql, Row } from './collection';
-import { idsOf } from './collection';
+import { eq, idsOf, notEq } from './collection';
 
 /**
  * The catalogue collections: where the exchange is, what it runs there and what it sells. Every
  * filter the OpenAPI document declares for a list operation has its SQL condition here.
  */
-
-const eq =
-  (column: string): FilterSql =>
-  (value, params) =>
-    `t.${column} = ${params.bind(value)}`;
-
-const notEq =
-  (column: string): FilterSql =>
-  (value, params) =>
-    `t.${column} <> ${params.bind(value)}`;
 
 const booleanEq =
   (column: string): FilterSql =>

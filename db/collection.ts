@@ -23,6 +23,18 @@ export type FilterSql = (value: unknown, params: SqlParams, accounts?: readonly 
 
 export type Row = Record<string, unknown>;
 
+/** `column = value`. */
+export const eq =
+  (column: string): FilterSql =>
+  (value, params) =>
+    `t.${column} = ${params.bind(value)}`;
+
+/** `column <> value`. */
+export const notEq =
+  (column: string): FilterSql =>
+  (value, params) =>
+    `t.${column} <> ${params.bind(value)}`;
+
 /**
  * A related list computed for a page of rows in one query (e.g. a device's capabilities): the query
  * selects `owner` (the id of the row it belongs to) and the columns `collect` needs, for
