@@ -10,7 +10,7 @@ import type { Caller } from './operations';
 import { redactionPlanFor } from './redaction-plans';
 import { createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
-import { accountOperations, accountsCollection } from './routes/accounts';
+import { CONTACT_COLLECTIONS, accountOperations, accountsCollection } from './routes/accounts';
 import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
@@ -74,7 +74,11 @@ export async function startApi(options: {
         document,
         ajv,
         visibility,
-        entries: [...CATALOGUE_COLLECTIONS, accountsCollection(redactionPlanFor(document, 'Account'))],
+        entries: [
+          ...CATALOGUE_COLLECTIONS,
+          accountsCollection(redactionPlanFor(document, 'Account')),
+          ...CONTACT_COLLECTIONS,
+        ],
       }),
       ...extensionOperations({
         sequelize: db.sequelize,

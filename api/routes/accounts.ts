@@ -1,4 +1,5 @@
 import { accounts } from '../../db/accounts-collection';
+import { contacts, roleAssignments } from '../../db/contacts-collection';
 import type { AccountRepository } from '../../db/repositories/account-repository';
 import type { RedactionPlan } from '../../domain/redaction';
 import { redact } from '../../domain/redaction';
@@ -42,3 +43,23 @@ export function accountsCollection(plan: RedactionPlan): CollectionEntry {
         : redact(item, { ...plan, only: DISCOVERABLE_VIEW }),
   };
 }
+
+/** A contact is visible to the accounts that manage or consume it, and to those acting for them. */
+const CONTACT_SCOPE = (accountsParam: string) =>
+  `t.managing_account IN (${accountsParam}) OR t.consuming_account IN (${accountsParam})`;
+
+export const CONTACT_COLLECTIONS: readonly CollectionEntry[] = [
+  {
+    collection: contacts,
+    list: 'contacts_list',
+    read: 'contacts_read',
+    scope: (visibility) => (_value, params) => CONTACT_SCOPE(params.bind(visibility.accounts)),
+  },
+  {
+    collection: roleAssignments,
+    list: 'role_assignments_list',
+    read: 'role_assignments_read',
+    scope: (visibility) => (_value, params) =>
+      `t.contact IN (SELECT t.id FROM contacts t WHERE ${CONTACT_SCOPE(params.bind(visibility.accounts))})`,
+  },
+];

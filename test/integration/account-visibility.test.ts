@@ -69,4 +69,38 @@ describe('account visibility and redaction', () => {
     assert.equal(response.status, 200);
     assert.deepEqual(response.body, []);
   });
+
+  it('shows contacts and role assignments of the accounts the caller acts for, and nothing else', async () => {
+    const customer = await login('customer', 0);
+    const own = await request('GET', '/contacts', { token: customer.accessToken });
+    assert.equal(own.status, 200);
+    assert.ok(own.body.length > 0);
+    assert.ok(
+      own.body.every((c: { consuming_account: string }) => c.consuming_account === 'acc-spree-networks'),
+    );
+    const foreign = await request('GET', '/contacts/con-thames-cloud-legal', { token: customer.accessToken });
+    assert.equal(foreign.status, 404);
+    const filtered = await request('GET', '/contacts?consuming_account=acc-thames-cloud', {
+      token: customer.accessToken,
+    });
+    assert.deepEqual(filtered.body, []);
+
+    const reseller = await login('reseller');
+    const managed = await request('GET', '/contacts', { token: reseller.accessToken });
+    const consumers = new Set(managed.body.map((c: { consuming_account: string }) => c.consuming_account));
+    assert.deepEqual([...consumers].sort(), ['acc-petit-reseau', 'acc-transit-partners']);
+    const subContact = await request('GET', '/contacts/con-petit-reseau-legal', {
+      token: reseller.accessToken,
+    });
+    assert.equal(subContact.status, 200);
+
+    const assignments = await request('GET', '/role-assignments', { token: customer.accessToken });
+    const visibleContacts = new Set(own.body.map((c: { id: string }) => c.id));
+    assert.ok(assignments.body.length > 0);
+    assert.ok(assignments.body.every((a: { contact: string }) => visibleContacts.has(a.contact)));
+    const foreignAssignment = await request('GET', '/role-assignments/ra-thames-cloud-legal', {
+      token: customer.accessToken,
+    });
+    assert.equal(foreignAssignment.status, 404);
+  });
 });
