@@ -187,14 +187,12 @@ function parsePageToken(raw: string | undefined): { token?: string; cursor?: Cur
 /** Pages a list held in memory (small, fixed lists such as the extensions). */
 export function staticSource(items: Record<string, unknown>[]): ListSource {
   const token = createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
-  return async ({ page }) => {
-    await Promise.resolve();
-    return {
+  return ({ page }) =>
+    Promise.resolve({
       items: page ? items.slice(page.offset, page.offset + page.limit) : items,
       total: items.length,
       token,
-    };
-  };
+    });
 }
 
 /**

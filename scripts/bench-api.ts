@@ -7,6 +7,7 @@ import { openDatabase } from '../db';
 import { dropDatabase, ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
 import { seedDemo } from '../db/seed';
+import { sparePort } from '../db/seed/catalogue';
 
 /**
  * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
@@ -32,23 +33,14 @@ async function addPorts(db: ReturnType<typeof openDatabase>): Promise<void> {
     for (let i = start; i < Math.min(start + 5000, EXTRA_PORTS); i += 1) {
       const device = devices[i % devices.length];
       rows.push({
-        id: `port-bench-${String(i).padStart(6, '0')}`,
-        device: device.id,
-        pop: device.pop,
-        name: `xe-1/0/${i}`,
-        media_type: i % 2 ? '100GBASE-LR4' : '10GBASE-LR',
-        speed: i % 2 ? 100_000 : 10_000,
-        state: 'production',
-        status: '[]',
-        connection: null,
-        managing_account: 'acc-demo-ix',
-        consuming_account: 'acc-demo-ix',
-        billing_account: 'acc-demo-ix',
-        role_assignments: '[]',
-        external_ref: null,
-        purchase_order: '',
-        contract_ref: null,
-        operational_state: 'down',
+        ...sparePort({
+          id: `port-bench-${String(i).padStart(6, '0')}`,
+          device: device.id,
+          pop: device.pop,
+          name: `xe-1/0/${i}`,
+          media_type: i % 2 ? '100GBASE-LR4' : '10GBASE-LR',
+          speed: i % 2 ? 100_000 : 10_000,
+        }),
         created_at: now,
         updated_at: now,
       });

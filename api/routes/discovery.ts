@@ -34,8 +34,7 @@ export function discoveryOperations(deps: {
     {
       operationId: 'api_implementation_read',
       authenticated: false,
-      async handle() {
-        await Promise.resolve();
+      handle() {
         const body: Schemas['ApiImplementation'] = {
           schema_version: SCHEMA_VERSION,
           service_version: deps.serviceVersion,
@@ -45,7 +44,7 @@ export function discoveryOperations(deps: {
             .map((op) => op.operationId)
             .sort(),
         };
-        return { status: 200, body };
+        return Promise.resolve({ status: 200, body });
       },
     },
   ];

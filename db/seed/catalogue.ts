@@ -81,6 +81,31 @@ const SPEEDS: Array<[string, number]> = [
 
 type Rows = Record<string, unknown>[];
 
+/** A port of the exchange that is not allocated to anybody yet. */
+export function sparePort(port: {
+  id: string;
+  device: string;
+  pop: string;
+  name: string;
+  media_type: string;
+  speed: number;
+}) {
+  return {
+    ...port,
+    state: 'production',
+    status: '[]',
+    connection: null,
+    managing_account: EXCHANGE,
+    consuming_account: EXCHANGE,
+    billing_account: EXCHANGE,
+    role_assignments: '[]',
+    external_ref: null,
+    purchase_order: '',
+    contract_ref: null,
+    operational_state: 'down',
+  };
+}
+
 const stamp = <T extends Record<string, unknown>>(row: T) => ({
   ...row,
   created_at: SEEDED_AT,
@@ -211,25 +236,16 @@ export function catalogueRows(): CatalogueRows {
           for (let i = 0; i < count; i += 1) {
             slot += 1;
             rows.ports.push(
-              stamp({
-                id: `port-${metro.code}${popIndex + 1}-${role}-${String(slot).padStart(2, '0')}`,
-                device,
-                pop,
-                name: `et-0/0/${slot - 1}`,
-                media_type: media,
-                speed,
-                state: 'production',
-                status: '[]',
-                connection: null,
-                managing_account: EXCHANGE,
-                consuming_account: EXCHANGE,
-                billing_account: EXCHANGE,
-                role_assignments: '[]',
-                external_ref: null,
-                purchase_order: '',
-                contract_ref: null,
-                operational_state: 'down',
-              }),
+              stamp(
+                sparePort({
+                  id: `port-${metro.code}${popIndex + 1}-${role}-${String(slot).padStart(2, '0')}`,
+                  device,
+                  pop,
+                  name: `et-0/0/${slot - 1}`,
+                  media_type: media,
+                  speed,
+                }),
+              ),
             );
           }
         }

@@ -42,6 +42,12 @@ function validatorFor(pointer: string): ValidateFunction {
   return validate;
 }
 
+/** The answer the server gives for a path or method it does not route (404 catch-all or 405). */
+export function isUnroutedAnswer(response: Pick<HttpResponse, 'status' | 'body'>): boolean {
+  const detail = (response.body as { detail?: unknown } | undefined)?.detail;
+  return response.status === 405 || (response.status === 404 && String(detail).startsWith('no resource at'));
+}
+
 /**
  * Checks a response against the OpenAPI document: the status must be documented for the operation
  * and the body must match its schema. Every error must be a problem document.
@@ -51,12 +57,8 @@ export function assertContract(method: string, path: string, response: HttpRespo
   const operation = operations.find((op) => op.method === method.toLowerCase() && op.matcher.test(route));
   const where = `${method} ${path} → ${response.status}`;
   let expectsProblem = true;
-  // Operations this server does not route answer 404 or 405 like any unknown path: problems, but
-  // not held to the operation's documented statuses.
-  const detail = (response.body as { detail?: unknown } | undefined)?.detail;
-  const unrouted =
-    response.status === 405 || (response.status === 404 && String(detail).startsWith('no resource at'));
-  if (operation && !unrouted) {
+  // Operations this server does not route are problems, but not held to their documented statuses.
+  if (operation && !isUnroutedAnswer(response)) {
     let pointer = ['', 'paths', operation.path, operation.method, 'responses', String(response.status)]
       .map(escapePointer)
       .join('/');
