@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AccountRepository } from '../db/repositories/account-repository';
-import { DomainError, NotFoundError } from '../domain/errors';
+import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
 
@@ -27,10 +27,14 @@ async function permanent<T>(work: () => Promise<T>): Promise<T> {
  */
 export function createActivities({ accounts, clock }: ActivityDependencies) {
   return {
-    /** What is still missing before the account may go to production, as `status` entries. */
-    async checkAccountOnboarding({ accountId }: { accountId: string }): Promise<StatusEntry[]> {
+    /**
+     * What is still missing before the account may go to production, as `status` entries; null
+     * when the account was deleted meanwhile.
+     */
+    async checkAccountOnboarding({ accountId }: { accountId: string }): Promise<StatusEntry[] | null> {
       return permanent(async () => {
         const facts = await accounts.onboardingFacts(accountId);
+        if (!facts) return null;
         return gapsAsStatus(onboardingGaps(facts), clock().toISOString());
       });
     },
@@ -49,7 +53,7 @@ export function createActivities({ accounts, clock }: ActivityDependencies) {
     async completeAccountOnboarding({ accountId }: { accountId: string }): Promise<string> {
       return permanent(async () => {
         const account = await accounts.findById(accountId);
-        if (!account) throw new NotFoundError(`account ${accountId} does not exist`);
+        if (!account) return 'deleted';
         if (account.state === 'production') return account.state;
         return (await accounts.applyLifecycleEvent(accountId, 'go_live', [])).state;
       });

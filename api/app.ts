@@ -14,6 +14,7 @@ import type { MountedOperation, OperationDefinition } from './operations';
 import { mountOperations } from './operations';
 import { isJsonRequest } from './media-types';
 import { problemHandler } from './problems';
+import type { RequestValidators } from './request-validation';
 import { compileRequestValidators } from './request-validation';
 import type { TokenService } from './token-service';
 
@@ -28,6 +29,8 @@ export interface AppOptions {
   ajv: Ajv;
   tokens: TokenService;
   publicBaseUrl: string;
+  /** Body and path validators over `document`; compiled here when not given. */
+  validators?: RequestValidators;
   /** Built from the mounted operations; receives what was routed so discovery can report it. */
   operations: (mounted: () => readonly MountedOperation[]) => OperationDefinition[];
 }
@@ -85,7 +88,7 @@ export function createApp(options: AppOptions) {
     router: api,
     document,
     definitions: options.operations(() => mounted),
-    validators: compileRequestValidators(document, options.ajv),
+    validators: options.validators ?? compileRequestValidators(document, options.ajv),
     authenticate: createAuthenticate(options.tokens),
   });
 

@@ -3,6 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { createHash } from 'node:crypto';
 import type { CollectionDefinition, FilterSql, ListQuery, ListResult } from '../db/collection';
 import { listCollection, readResource } from '../db/collection';
+import type { Scope } from '../domain/authority';
 import { NotFoundError, ValidationError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
@@ -24,15 +25,14 @@ export interface CollectionEntry {
   projection?: boolean;
   /** Restricts what a caller sees, as an SQL condition on `t`; unscoped collections are public. */
   scope?: (visibility: Visibility) => FilterSql;
+  /** Some filters match only within the caller's scope (they receive the caller's accounts). */
+  filtersNeedScope?: boolean;
   /** Shapes each item for the caller (redaction of what lies outside the caller's scope). */
   present?: (item: Record<string, unknown>, visibility: Visibility) => Record<string, unknown>;
 }
 
 /** Who is asking and which accounts they act for (their own and those they manage, recursively). */
-export interface Visibility {
-  accountId: string;
-  accounts: readonly string[];
-}
+export type Visibility = Scope;
 
 type QueryValue = string | number | boolean | Array<string | number> | undefined;
 
@@ -211,7 +211,8 @@ export function collectionOperations(deps: {
   const operations: OperationDefinition[] = [];
 
   for (const entry of deps.entries) {
-    const scoped = entry.scope !== undefined || entry.present !== undefined;
+    const scoped =
+      entry.scope !== undefined || entry.present !== undefined || entry.filtersNeedScope === true;
     if (scoped && !deps.visibility) throw new Error(`${entry.list} is scoped but no visibility was given`);
     const visibilityOf = async (caller: Caller | undefined): Promise<Visibility | undefined> =>
       scoped && caller ? deps.visibility!(caller) : undefined;

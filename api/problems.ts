@@ -1,7 +1,14 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { ProblemTypeName } from '../domain/errors';
-import { DomainError, HttpProblem, problemTypeUri, ValidationError } from '../domain/errors';
+import { ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
+import {
+  DomainError,
+  HttpProblem,
+  problemTypeUri,
+  UnableToFulfillError,
+  ValidationError,
+} from '../domain/errors';
 
 /** Writes an IX-API problem response. */
 export function sendProblem(res: Response, error: DomainError): void {
@@ -64,6 +71,16 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     if (error instanceof DomainError) {
       sendProblem(res, error);
+      return;
+    }
+    // The checks before a write see the database as it was; a concurrent write can still make the
+    // write itself collide (a new reference, the same role twice). Nothing changed: say so.
+    if (error instanceof ForeignKeyConstraintError || error instanceof UniqueConstraintError) {
+      (req.log ?? logger).warn({ err: error.message }, 'write collided with a concurrent change');
+      sendProblem(
+        res,
+        new UnableToFulfillError('a concurrent change got in the way; nothing was changed, try again'),
+      );
       return;
     }
     const parserProblem = typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;

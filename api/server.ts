@@ -8,9 +8,12 @@ import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
 import type { Caller } from './operations';
 import { redactionPlanFor } from './redaction-plans';
-import { createAjv } from './request-validation';
+import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
-import { CONTACT_COLLECTIONS, accountOperations, accountsCollection } from './routes/accounts';
+import { accountOperations, accountsCollection } from './routes/accounts';
+import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
+import { AuthenticationError } from '../domain/errors';
+import type { WriteContext } from './writes';
 import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
@@ -60,15 +63,25 @@ export async function startApi(options: {
     accounts: await accountsActingFor(db.sequelize, caller.accountId),
   });
   const ajv = createAjv(document);
+  const validators = compileRequestValidators(document, ajv);
+  const writes: WriteContext = {
+    starter,
+    scope(caller) {
+      if (!caller) throw new AuthenticationError('this operation needs a bearer token');
+      return visibility(caller);
+    },
+  };
   const { app } = createApp({
     logger,
     document,
     ajv,
+    validators,
     tokens,
     publicBaseUrl: config.publicBaseUrl,
     operations: (mounted) => [
       ...authOperations({ credentials: db.credentials, tokens }),
-      ...accountOperations({ accounts: db.accounts }),
+      ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
+      ...contactOperations({ contacts: db.contacts, validators, writes }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,

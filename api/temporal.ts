@@ -1,7 +1,13 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
-import type { OutboxRepository, PendingStart } from '../db/repositories/outbox-repository';
+import type { OutboxRepository, PendingMessage } from '../db/repositories/outbox-repository';
+import { isSignal } from '../db/repositories/outbox-repository';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { temporalAddressOf } from '../config/config';
@@ -60,20 +66,35 @@ export function createWorkflowStarter(deps: {
 }) {
   const { client, outbox, taskQueue, logger } = deps;
 
-  async function deliver(start: PendingStart): Promise<boolean> {
+  async function send(message: PendingMessage): Promise<void> {
+    if (isSignal(message)) {
+      await client.workflow.getHandle(message.workflowId).signal(message.signal);
+      return;
+    }
+    await client.workflow.start(message.workflowType, {
+      workflowId: message.workflowId,
+      taskQueue,
+      args: message.args,
+      typedSearchAttributes: typedSearchAttributes(message.searchAttributes),
+    });
+  }
+
+  /**
+   * Sends one outbox message. A start whose workflow already runs, and a signal for a workflow that
+   * is no longer running (nothing waits for it), count as delivered.
+   */
+  async function deliver(start: PendingMessage): Promise<boolean> {
     try {
-      await client.workflow.start(start.workflowType, {
-        workflowId: start.workflowId,
-        taskQueue,
-        args: start.args,
-        typedSearchAttributes: typedSearchAttributes(start.searchAttributes),
-      });
+      await send(start);
     } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+      const settled =
+        error instanceof WorkflowExecutionAlreadyStartedError ||
+        (error instanceof WorkflowNotFoundError && isSignal(start));
+      if (!settled) {
         const message = error instanceof Error ? error.message : String(error);
         logger.warn(
           { workflowId: start.workflowId, err: message },
-          'workflow start deferred to the outbox relay',
+          'workflow message deferred to the outbox relay',
         );
         await outbox.markFailed(start.id, message).catch(() => undefined);
         return false;

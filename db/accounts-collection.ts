@@ -1,11 +1,15 @@
 import type { CollectionDefinition, FilterSql } from './collection';
 import { eq, notEq } from './collection';
 
-/** A filter on a sensitive property matches only accounts the caller acts for, never hidden values. */
-const inScopeEq =
-  (column: string): FilterSql =>
+/**
+ * A filter on a property hidden outside the caller's scope matches only accounts the caller acts
+ * for, so it never tells anything about the hidden values of others.
+ */
+const inScope =
+  (filter: FilterSql): FilterSql =>
   (value, params, accounts = []) =>
-    `t.${column} = ${params.bind(value)} AND t.id IN (${params.bind(accounts.length ? accounts : [''])})`;
+    `${filter(value, params, accounts)} AND t.id IN (${params.bind(accounts.length ? accounts : [''])})`;
+const inScopeEq = (column: string): FilterSql => inScope(eq(column));
 
 /** Accounts as IX-API lists them; JSON columns hold the address, billing information and presence. */
 export const accounts: CollectionDefinition = {
@@ -26,14 +30,16 @@ export const accounts: CollectionDefinition = {
   ],
   jsonColumns: ['address', 'billing_information', 'metro_area_network_presence', 'status'],
   filters: {
-    state: eq('state'),
-    state__is_not: notEq('state'),
+    // Only `name` is public; every other filter looks at what only the accounts in scope show.
+    state: inScope(eq('state')),
+    state__is_not: inScope(notEq('state')),
     managing_account: inScopeEq('managing_account'),
     external_ref: inScopeEq('external_ref'),
     name: eq('name'),
     // Accounts that may be used as a billing account: those with billing information.
-    billable: (value) =>
+    billable: inScope((value) =>
       Number(value) ? 't.billing_information IS NOT NULL' : 't.billing_information IS NULL',
+    ),
   },
   toResource: (row) => ({ ...row, discoverable: Boolean(row.discoverable) }),
 };

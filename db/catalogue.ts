@@ -1,3 +1,4 @@
+import { ownedScope } from './scope';
 import type { CollectionDefinition, FilterSql, Row } from './collection';
 import { eq, idsOf, notEq } from './collection';
 
@@ -356,8 +357,10 @@ export const roles: CollectionDefinition = {
   jsonColumns: ['required_fields'],
   filters: {
     name: eq('name'),
-    contact: (value, params) =>
-      `t.id IN (SELECT role FROM role_assignments WHERE contact = ${params.bind(value)})`,
+    // Roles held by a contact the caller sees; another account's contacts match nothing.
+    contact: (value, params, accounts = []) =>
+      `t.id IN (SELECT ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+                 WHERE ra.contact = ${params.bind(value)} AND ${ownedScope(params.bind(accounts.length ? accounts : ['']), 'c')})`,
   },
   toResource: (row) => ({ ...row }),
 };

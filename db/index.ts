@@ -29,7 +29,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
   return {
     sequelize,
     accounts: createAccountRepository({ sequelize, models, events, outbox }),
-    contacts: createContactRepository({ models }),
+    contacts: createContactRepository({ sequelize, models, events, outbox }),
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
     outbox,

@@ -2,6 +2,7 @@ import type { QueryInterface, Sequelize } from 'sequelize';
 import { SequelizeStorage, Umzug } from 'umzug';
 import * as initial from './migrations/0001-initial';
 import * as catalogue from './migrations/0002-catalogue';
+import * as access from './migrations/0003-access';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -12,6 +13,7 @@ interface Migration {
 const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0001-initial', initial],
   ['0002-catalogue', catalogue],
+  ['0003-access', access],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -102,6 +102,8 @@ export interface OutboxRow {
   workflowId: string;
   args: unknown[];
   searchAttributes: Record<string, string[]>;
+  /** Set when the row signals a running workflow instead of starting one. */
+  signalName: string | null;
   createdAt?: Date;
   deliveredAt: Date | null;
   attempts: number;
@@ -128,7 +130,10 @@ export interface Models {
   ApiKey: Defined<ApiKeyRow, 'revokedAt' | 'label'>;
   RefreshToken: Defined<RefreshTokenRow, 'usedAt' | 'revokedAt'>;
   Event: Defined<EventRow, 'serial' | 'account'>;
-  Outbox: Defined<OutboxRow, 'id' | 'deliveredAt' | 'attempts' | 'lastError' | 'searchAttributes'>;
+  Outbox: Defined<
+    OutboxRow,
+    'id' | 'deliveredAt' | 'attempts' | 'lastError' | 'searchAttributes' | 'signalName'
+  >;
 }
 
 const idColumn = { type: DataTypes.STRING(80), primaryKey: true };
@@ -222,6 +227,7 @@ export function defineModels(sequelize: Sequelize): Models {
       workflowId: { type: DataTypes.STRING(200), allowNull: false },
       args: jsonColumn('args', []),
       searchAttributes: jsonColumn('searchAttributes', {}),
+      signalName: { type: DataTypes.STRING(120), allowNull: true },
       deliveredAt: { type: DataTypes.DATE(3), allowNull: true },
       attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       lastError: { type: DataTypes.TEXT, allowNull: true },

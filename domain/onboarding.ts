@@ -39,3 +39,9 @@ export function onboardingGaps(facts: OnboardingFacts): OnboardingGap[] {
 export function gapsAsStatus(gaps: readonly OnboardingGap[], timestamp: string): StatusEntry[] {
   return gaps.map((gap) => ({ severity: SEVERITY.notice, ...gap, timestamp }));
 }
+
+/** The on-boarding workflow of an account; its id is derived from the account id. */
+export const onboardingWorkflowId = (accountId: string): string => `ixapi:account:${accountId}`;
+
+/** The signal that tells a waiting on-boarding workflow to look again. */
+export const ACCOUNT_CHANGED_SIGNAL = 'accountChangedSignal';

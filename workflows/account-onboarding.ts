@@ -7,6 +7,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ACCOUNT_CHANGED_SIGNAL } from '../domain/onboarding';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { StatusEntry } from '../domain/status';
 
@@ -17,7 +18,7 @@ const { checkAccountOnboarding, recordAccountStatus, completeAccountOnboarding }
   });
 
 /** Sent when something the on-boarding depends on changed (a contact, a role assignment, the address). */
-export const accountChangedSignal = defineSignal('accountChangedSignal');
+export const accountChangedSignal = defineSignal(ACCOUNT_CHANGED_SIGNAL);
 /** What on-boarding is still waiting for. */
 export const onboardingGapsQuery = defineQuery<StatusEntry[]>('onboardingGapsQuery');
 
@@ -29,7 +30,8 @@ export interface OnboardAccountInput {
 
 /**
  * Takes a new account from `requested` to `production` once the exchange's requirements hold,
- * keeping the account's `status` saying what is still missing meanwhile.
+ * keeping the account's `status` saying what is still missing meanwhile. Returns the account's
+ * final state, or `deleted` when the account was deleted before it got there.
  */
 export async function onboardAccount({
   accountId,
@@ -44,7 +46,10 @@ export async function onboardAccount({
 
   for (;;) {
     changed = false;
-    gaps = await checkAccountOnboarding({ accountId });
+    const found = await checkAccountOnboarding({ accountId });
+    // The account was deleted while it waited: nothing is left to on-board.
+    if (found === null) return 'deleted';
+    gaps = found;
     if (gaps.length === 0) break;
     await recordAccountStatus({ accountId, status: gaps });
     upsertSearchAttributes([{ key: RESOURCE_STATE, value: 'requested' }]);

@@ -1,30 +1,21 @@
+import type { Sequelize } from 'sequelize';
 import { accounts } from '../../db/accounts-collection';
-import { contacts, roleAssignments } from '../../db/contacts-collection';
-import type { AccountRepository } from '../../db/repositories/account-repository';
+import type { Account, AccountInput, AccountRepository } from '../../db/repositories/account-repository';
+import { accountsActingFor } from '../../db/visibility';
+import type { Scope } from '../../domain/authority';
+import { accessToAccount, requireActingAccount, requireChange, requireNoCycle } from '../../domain/authority';
+import { countryProblems } from '../../domain/countries';
+import { AuthenticationError, PermissionDeniedError, ValidationError } from '../../domain/errors';
 import type { RedactionPlan } from '../../domain/redaction';
 import { redact } from '../../domain/redaction';
 import type { CollectionEntry } from '../collections';
-import { AuthenticationError } from '../../domain/errors';
 import type { OperationDefinition } from '../operations';
-
-/** GET /account: the caller's own account, shown in full (it is always in the caller's scope). */
-export function accountOperations(deps: { accounts: AccountRepository }): OperationDefinition[] {
-  return [
-    {
-      operationId: 'account_read',
-      authenticated: true,
-      async handle({ caller }) {
-        const account = caller ? await deps.accounts.findById(caller.accountId) : null;
-        // A token whose account is gone is no longer a valid credential.
-        if (!account) throw new AuthenticationError('the account of this token no longer exists');
-        return { status: 200, body: account };
-      },
-    },
-  ];
-}
+import type { RequestValidators } from '../request-validation';
+import type { WriteContext } from '../writes';
+import { deliverAll, merged, replacement } from '../writes';
 
 /** What anybody may see of a discoverable account outside their scope. */
-const DISCOVERABLE_VIEW = ['id', 'name', 'metro_area_network_presence'];
+export const DISCOVERABLE_VIEW = ['id', 'name', 'metro_area_network_presence'];
 
 /**
  * Accounts as a collection: the caller sees the accounts it acts for in full and discoverable
@@ -44,22 +35,138 @@ export function accountsCollection(plan: RedactionPlan): CollectionEntry {
   };
 }
 
-/** A contact is visible to the accounts that manage or consume it, and to those acting for them. */
-const CONTACT_SCOPE = (accountsParam: string) =>
-  `t.managing_account IN (${accountsParam}) OR t.consuming_account IN (${accountsParam})`;
+/** The writable properties of an account, as a PUT that leaves them out sets them. */
+const ABSENT: Required<AccountInput> = {
+  name: '',
+  legal_name: null,
+  address: null as unknown as AccountInput['address'],
+  billing_information: null,
+  discoverable: false,
+  external_ref: null,
+  managing_account: null,
+  metro_area_network_presence: [],
+};
 
-export const CONTACT_COLLECTIONS: readonly CollectionEntry[] = [
-  {
-    collection: contacts,
-    list: 'contacts_list',
-    read: 'contacts_read',
-    scope: (visibility) => (_value, params) => CONTACT_SCOPE(params.bind(visibility.accounts)),
-  },
-  {
-    collection: roleAssignments,
-    list: 'role_assignments_list',
-    read: 'role_assignments_read',
-    scope: (visibility) => (_value, params) =>
-      `t.contact IN (SELECT t.id FROM contacts t WHERE ${CONTACT_SCOPE(params.bind(visibility.accounts))})`,
-  },
-];
+const writableOf = (account: Account): Required<AccountInput> =>
+  merged<Required<AccountInput>>(ABSENT, account);
+
+/**
+ * Account writes and `GET /account`. The caller changes the accounts it acts for; a discoverable
+ * account it does not act for is forbidden, any other is not found. Creating an account starts its
+ * on-boarding (through the outbox); changes tell a waiting on-boarding to look again.
+ */
+export function accountOperations(deps: {
+  accounts: AccountRepository;
+  sequelize: Sequelize;
+  validators: RequestValidators;
+  writes: WriteContext;
+}): OperationDefinition[] {
+  const { validators, writes } = deps;
+
+  /** What the document cannot say about an account: real countries, existing metro area networks. */
+  async function requireValidInput(input: AccountInput) {
+    const problems = countryProblems({
+      address: input.address,
+      'billing_information.address': input.billing_information?.address,
+    });
+    if (problems.length) throw new ValidationError(problems);
+    const presence = input.metro_area_network_presence;
+    const unknown = await deps.accounts.unknownMetroAreaNetworks(presence ?? []);
+    if (unknown.length) {
+      throw new ValidationError(
+        unknown.map((id) => ({
+          name: `metro_area_network_presence.${(presence ?? []).indexOf(id)}`,
+          reason: `no metro area network with id ${id} (see GET /metro-area-networks)`,
+        })),
+      );
+    }
+  }
+
+  /**
+   * Who manages an account may change only from above: the new manager must be an account the
+   * caller acts for and must not sit below the account itself.
+   */
+  async function requireValidManager(current: Account, next: string | null | undefined, scope: Scope) {
+    if (next === current.managing_account) return;
+    if (current.id === scope.accountId) {
+      throw new ValidationError([
+        {
+          name: 'managing_account',
+          reason: 'an account cannot change who manages it; its managing account can',
+        },
+      ]);
+    }
+    requireActingAccount(scope, 'managing_account', next);
+    requireNoCycle(current.id, next as string, await accountsActingFor(deps.sequelize, current.id));
+  }
+
+  function update(operationId: 'accounts_update' | 'accounts_partial_update'): OperationDefinition {
+    return {
+      operationId,
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const { resource, messages } = await deps.accounts.update(params.id, async (current) => {
+          requireChange(accessToAccount(current, scope), `accounts with id ${current.id}`);
+          let next: Required<AccountInput>;
+          if (operationId === 'accounts_update') {
+            // A PUT that leaves out the (sensitive) managing account keeps it.
+            next = replacement(body, { ...ABSENT, managing_account: current.managing_account });
+          } else {
+            next = merged(writableOf(current), body);
+            validators.body('accounts_update', next);
+          }
+          await requireValidManager(current, next.managing_account, scope);
+          await requireValidInput(next);
+          return next;
+        });
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: resource };
+      },
+    };
+  }
+
+  return [
+    {
+      operationId: 'account_read',
+      authenticated: true,
+      async handle({ caller }) {
+        const account = caller ? await deps.accounts.findById(caller.accountId) : null;
+        // A token whose account is gone is no longer a valid credential.
+        if (!account) throw new AuthenticationError('the account of this token no longer exists');
+        return { status: 200, body: account };
+      },
+    },
+    {
+      operationId: 'accounts_create',
+      authenticated: true,
+      async handle({ body, caller }) {
+        const scope = await writes.scope(caller);
+        const input = replacement(body, { ...ABSENT, managing_account: scope.accountId });
+        requireActingAccount(scope, 'managing_account', input.managing_account);
+        await requireValidInput(input);
+        const { account, start } = await deps.accounts.create(input);
+        await deliverAll(writes.starter, [start]);
+        return { status: 201, body: account };
+      },
+    },
+    update('accounts_update'),
+    update('accounts_partial_update'),
+    {
+      operationId: 'accounts_destroy',
+      authenticated: true,
+      async handle({ params, caller }) {
+        const scope = await writes.scope(caller);
+        const { resource, messages } = await deps.accounts.remove(params.id, (current) => {
+          requireChange(accessToAccount(current, scope), `accounts with id ${current.id}`);
+          if (current.id === scope.accountId) {
+            throw new PermissionDeniedError('you cannot delete the account you are signed in as');
+          }
+          if (current.is_exchange) throw new PermissionDeniedError("the exchange's own account stays");
+        });
+        await deliverAll(writes.starter, messages);
+        return { status: 200, body: resource };
+      },
+    },
+  ];
+}

@@ -1,4 +1,5 @@
 import * as catalogue from '../../db/catalogue';
+import { ownedScope } from '../../db/scope';
 import type { CollectionEntry } from '../collections';
 import type { SupportedTypes } from './discovery';
 
@@ -24,10 +25,16 @@ export const CATALOGUE_COLLECTIONS: readonly CollectionEntry[] = [
     read: 'product_offerings_read',
     projection: true,
   },
-  { collection: catalogue.ports, list: 'ports_list', read: 'ports_read' },
+  // Ports belong to whoever manages or consumes them; the exchange's spare ports are its own.
+  {
+    collection: catalogue.ports,
+    list: 'ports_list',
+    read: 'ports_read',
+    scope: (visibility) => (_value, params) => ownedScope(params.bind(visibility.accounts)),
+  },
   { collection: catalogue.networkServices, list: 'network_services_list', read: 'network_services_read' },
   { collection: catalogue.networkFeatures, list: 'network_features_list', read: 'network_features_read' },
-  { collection: catalogue.roles, list: 'roles_list', read: 'roles_read' },
+  { collection: catalogue.roles, list: 'roles_list', read: 'roles_read', filtersNeedScope: true },
 ];
 
 /** The types of network services and features the catalogue serves (exchange LANs, route servers). */

@@ -3,10 +3,21 @@ import type { OnboardingFacts } from '../../domain/onboarding';
 import type { LifecycleEvent, State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
-import { NotFoundError } from '../../domain/errors';
+import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
+import { onboardingWorkflowId } from '../../domain/onboarding';
 import { newId } from '../ids';
 import type { AccountRow, Models } from '../models';
+import {
+  ACCOUNT_REFERENCES,
+  BILLING_ACCOUNT_REFERENCES,
+  ROLE_ASSIGNMENT_REFERENCES,
+  describeConflicts,
+  findConflicts,
+} from '../references';
+import { Op, QueryTypes } from 'sequelize';
+import type { Guard, Written } from './contact-repository';
 import type { EventRepository } from './event-repository';
+import { signalWaitingOnboarding } from './onboarding-signals';
 import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
 
 export interface Address {
@@ -69,6 +80,9 @@ function toAccount(row: AccountRow): Account {
   };
 }
 
+/** The properties of an account a client writes (everything but id, state and status). */
+export type AccountInput = Omit<NewAccount, 'id' | 'is_exchange'>;
+
 function toRow(input: NewAccount): Omit<AccountRow, 'id' | 'state'> {
   return {
     name: input.name,
@@ -88,7 +102,7 @@ function toRow(input: NewAccount): Omit<AccountRow, 'id' | 'state'> {
 export function onboardingStart(accountId: string): WorkflowStart {
   return {
     workflowType: 'onboardAccount',
-    workflowId: `ixapi:account:${accountId}`,
+    workflowId: onboardingWorkflowId(accountId),
     args: [{ accountId }],
     searchAttributes: { IxapiResourceType: 'account', IxapiResourceId: accountId, IxapiAccount: accountId },
   };
@@ -104,11 +118,22 @@ export function createAccountRepository(deps: {
 
   async function lockAccount(id: string, transaction: Transaction) {
     const row = await models.Account.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
-    if (!row) throw new NotFoundError(`account ${id} does not exist`);
+    if (!row) throw new NotFoundError(`no accounts with id ${id}`);
     return row;
   }
 
   return {
+    /** Those of `ids` that name no metro area network. */
+    async unknownMetroAreaNetworks(ids: readonly string[]): Promise<string[]> {
+      if (!ids.length) return [];
+      const rows = await sequelize.query<{ id: string }>(
+        'SELECT id FROM metro_area_networks WHERE id IN (:ids)',
+        { replacements: { ids }, type: QueryTypes.SELECT },
+      );
+      const known = new Set(rows.map((row) => row.id));
+      return ids.filter((id) => !known.has(id));
+    },
+
     async findById(id: string): Promise<Account | null> {
       const row = await models.Account.findByPk(id);
       return row ? toAccount(row.get({ plain: true })) : null;
@@ -151,6 +176,99 @@ export function createAccountRepository(deps: {
       });
     },
 
+    /**
+     * Replaces an account's writable properties with what `change` decides from the current account
+     * (it also checks the caller's authority, with the row locked). An account used as a billing
+     * account keeps its billing information.
+     */
+    async update(
+      id: string,
+      change: (current: Account) => AccountInput | Promise<AccountInput>,
+    ): Promise<Written<Account>> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lockAccount(id, transaction);
+        const before = toAccount(row.get({ plain: true }));
+        const next = await change(before);
+        if (before.billing_information && !next.billing_information) {
+          const conflicts = await findConflicts(sequelize, BILLING_ACCOUNT_REFERENCES, {
+            resource: { type: 'accounts', id },
+            targets: [id],
+            transaction,
+          });
+          if (conflicts.length) {
+            throw new UnableToFulfillError(
+              `${describeConflicts(conflicts)} bill to this account, so it keeps its billing information`,
+              conflicts,
+            );
+          }
+        }
+        const { isExchange: _kept, status: _status, ...writable } = toRow(next);
+        await row.update(writable, { transaction });
+        const account = toAccount(row.get({ plain: true }));
+        await events.append({ type: 'account.updated', payload: { account }, account: id }, transaction);
+        return { resource: account, messages: await signalWaitingOnboarding(deps, [id], transaction) };
+      });
+    },
+
+    /**
+     * Deletes an account with its contacts, their role assignments and its API keys, unless
+     * something else still refers to it (a managed account, a contact it manages for another
+     * account, a resource that needs one of its contacts): then nothing changes and the conflicts
+     * name what is in the way.
+     */
+    async remove(id: string, guard: Guard<Account & { is_exchange: boolean }>): Promise<Written<Account>> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lockAccount(id, transaction);
+        const account = toAccount(row.get({ plain: true }));
+        await guard({ ...account, is_exchange: row.get({ plain: true }).isExchange });
+        const contacts = (
+          await models.Contact.findAll({ attributes: ['id'], where: { consumingAccount: id }, transaction })
+        ).map((contact) => contact.get({ plain: true }).id);
+        const assignments = (
+          await models.RoleAssignment.findAll({
+            attributes: ['id'],
+            where: { contact: { [Op.in]: contacts } },
+            transaction,
+          })
+        ).map((assignment) => assignment.get({ plain: true }).id);
+        const conflicts = [
+          ...(await findConflicts(sequelize, ACCOUNT_REFERENCES, {
+            resource: { type: 'accounts', id },
+            targets: [id],
+            transaction,
+          })),
+          ...(await findConflicts(sequelize, ROLE_ASSIGNMENT_REFERENCES, {
+            resource: { type: 'accounts', id },
+            targets: assignments,
+            leaving: [id],
+            transaction,
+          })),
+        ];
+        if (conflicts.length) {
+          throw new UnableToFulfillError(
+            `account ${id} is still in use by ${describeConflicts(conflicts)}`,
+            conflicts,
+          );
+        }
+        // Queued while the row still says whether on-boarding waits; the workflow then finds it gone.
+        const messages = await signalWaitingOnboarding(deps, [id], transaction);
+        await models.RoleAssignment.destroy({ where: { id: { [Op.in]: assignments } }, transaction });
+        await models.Contact.destroy({ where: { id: { [Op.in]: contacts } }, transaction });
+        await models.RefreshToken.destroy({ where: { accountId: id }, transaction });
+        await models.ApiKey.destroy({ where: { accountId: id }, transaction });
+        await row.destroy({ transaction });
+        await events.append(
+          {
+            type: 'account.deleted',
+            payload: { account, contacts, role_assignments: assignments },
+            account: id,
+          },
+          transaction,
+        );
+        return { resource: account, messages };
+      });
+    },
+
     /** Moves an account along the lifecycle table and records the event, atomically. */
     async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Account> {
       return sequelize.transaction(async (transaction) => {
@@ -166,17 +284,16 @@ export function createAccountRepository(deps: {
       });
     },
 
+    /** Records what on-boarding still waits for; an account deleted meanwhile is left alone. */
     async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
-      await sequelize.transaction(async (transaction) => {
-        const row = await lockAccount(id, transaction);
-        await row.update({ status }, { transaction });
-      });
+      const row = await models.Account.findByPk(id);
+      await row?.update({ status });
     },
 
-    /** What on-boarding needs to know about an account, read in one query per table. */
-    async onboardingFacts(id: string): Promise<OnboardingFacts> {
+    /** What on-boarding needs to know about an account, read in one query per table; null once it is gone. */
+    async onboardingFacts(id: string): Promise<OnboardingFacts | null> {
       const account = await models.Account.findByPk(id, { attributes: ['id', 'address'] });
-      if (!account) throw new NotFoundError(`account ${id} does not exist`);
+      if (!account) return null;
       const [rows] = await sequelize.query(
         `SELECT DISTINCT r.name AS role_name
            FROM contacts c

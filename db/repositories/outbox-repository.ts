@@ -10,35 +10,62 @@ export interface WorkflowStart {
   searchAttributes: Record<string, string>;
 }
 
-export interface PendingStart extends WorkflowStart {
-  id: number;
-  attempts: number;
+/** A signal to a workflow that may be waiting for it (decided in a transaction, sent after commit). */
+export interface WorkflowSignal {
+  workflowId: string;
+  signal: string;
+}
+
+export type OutboxMessage = WorkflowStart | WorkflowSignal;
+
+export type PendingMessage<M extends OutboxMessage = OutboxMessage> = M & { id: number; attempts: number };
+
+/** An undelivered workflow start. */
+export type PendingStart = PendingMessage<WorkflowStart>;
+
+export function isSignal(message: OutboxMessage): message is WorkflowSignal {
+  return 'signal' in message;
 }
 
 export function createOutboxRepository({ models }: { models: Models }) {
-  const toPending = (instance: InstanceType<Models['Outbox']>): PendingStart => {
+  const toPending = (instance: InstanceType<Models['Outbox']>): PendingMessage => {
     const row = instance.get({ plain: true });
+    const delivery = { id: Number(row.id), attempts: row.attempts, workflowId: row.workflowId };
+    if (row.signalName) return { ...delivery, signal: row.signalName };
     return {
-      id: Number(row.id),
+      ...delivery,
       workflowType: row.workflowType,
-      workflowId: row.workflowId,
       args: row.args,
       searchAttributes: row.searchAttributes as unknown as Record<string, string>,
-      attempts: row.attempts,
     };
   };
 
-  return {
-    async enqueue(start: WorkflowStart, transaction: Transaction): Promise<PendingStart> {
-      const row = await models.Outbox.create(
-        { ...start, searchAttributes: start.searchAttributes as unknown as Record<string, string[]> },
-        { transaction },
-      );
-      return toPending(row);
-    },
+  async function enqueue(message: WorkflowStart, transaction: Transaction): Promise<PendingStart>;
+  async function enqueue(message: WorkflowSignal, transaction: Transaction): Promise<PendingMessage>;
+  async function enqueue(message: OutboxMessage, transaction: Transaction): Promise<PendingMessage> {
+    const row = await models.Outbox.create(
+      isSignal(message)
+        ? {
+            workflowType: '',
+            workflowId: message.workflowId,
+            args: [],
+            searchAttributes: {},
+            signalName: message.signal,
+          }
+        : {
+            ...message,
+            searchAttributes: message.searchAttributes as unknown as Record<string, string[]>,
+          },
+      { transaction },
+    );
+    return toPending(row);
+  }
 
-    /** Undelivered starts created before `olderThan`, oldest first. */
-    async due(olderThan: Date, limit = 50): Promise<PendingStart[]> {
+  return {
+    enqueue,
+
+    /** Undelivered messages created before `olderThan`, oldest first. */
+    async due(olderThan: Date, limit = 50): Promise<PendingMessage[]> {
       const rows = await models.Outbox.findAll({
         where: { deliveredAt: null, createdAt: { [Op.lt]: olderThan } },
         order: [['id', 'ASC']],

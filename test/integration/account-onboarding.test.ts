@@ -56,7 +56,7 @@ describe('account on-boarding workflow', () => {
       [['contact_role_missing', 'legal']],
     );
 
-    const contact = await db.contacts.createContact({
+    const { resource: contact } = await db.contacts.createContact({
       managing_account: account.id,
       consuming_account: account.id,
       external_ref: null,
@@ -79,9 +79,9 @@ describe('account on-boarding workflow', () => {
     const events = await db.events.listForAccount(account.id);
     assert.deepEqual(
       events.map((e) => e.type),
-      ['account.created', 'account.state_changed'],
+      ['account.created', 'contact.created', 'role_assignment.created', 'account.state_changed'],
     );
-    assert.deepEqual(events[1].payload, {
+    assert.deepEqual(events[3].payload, {
       id: account.id,
       from: 'requested',
       to: 'production',

@@ -88,7 +88,14 @@ describe('account visibility and redaction', () => {
     const reseller = await login('reseller');
     const managed = await request('GET', '/contacts', { token: reseller.accessToken });
     const consumers = new Set(managed.body.map((c: { consuming_account: string }) => c.consuming_account));
-    assert.deepEqual([...consumers].sort(), ['acc-petit-reseau', 'acc-transit-partners']);
+    assert.ok(consumers.has('acc-petit-reseau') && consumers.has('acc-transit-partners'));
+    // Every contact shown belongs to an account the reseller acts for (one it sees in full).
+    const accounts = await request('GET', '/accounts', { token: reseller.accessToken });
+    const actingFor = new Set(
+      accounts.body.filter((a: object) => 'address' in a).map((a: { id: string }) => a.id),
+    );
+    assert.ok(!actingFor.has('acc-thames-cloud'));
+    for (const consumer of consumers) assert.ok(actingFor.has(consumer), String(consumer));
     const subContact = await request('GET', '/contacts/con-petit-reseau-legal', {
       token: reseller.accessToken,
     });
@@ -102,5 +109,16 @@ describe('account visibility and redaction', () => {
       token: customer.accessToken,
     });
     assert.equal(foreignAssignment.status, 404);
+  });
+
+  it("keeps the exchange's spare ports to the exchange", async () => {
+    const customer = await login('customer', 0);
+    const ports = await request('GET', '/ports', { token: customer.accessToken });
+    assert.deepEqual(ports.body, []);
+    const operator = await login('operator');
+    const own = await request('GET', '/ports?page_limit=1', { token: operator.accessToken });
+    assert.equal(own.status, 206);
+    const portId = own.body[0].id as string;
+    assert.equal((await request('GET', `/ports/${portId}`, { token: customer.accessToken })).status, 404);
   });
 });

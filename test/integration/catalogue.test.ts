@@ -29,9 +29,10 @@ function filtersOf(operationId: string): Filter[] {
     });
 }
 
+// The exchange's operator sees the whole catalogue, its own spare ports included.
 let token: string;
 before(async () => {
-  token = (await login('customer')).accessToken;
+  token = (await login('operator')).accessToken;
 });
 
 async function list(path: string, query = '') {
@@ -257,11 +258,13 @@ describe('collection semantics beyond equality', () => {
     const popsWith1G = await list('/pops', 'capability_speed_lte=1000');
     assert.deepEqual(popsWith1G.body, []);
 
-    const legalRoles = await list('/roles', 'contact=con-spree-networks-legal');
+    const legalRoles = await list('/roles', 'contact=con-demo-ix-legal');
     assert.deepEqual(
       legalRoles.body.map((r: { name: string }) => r.name),
       ['legal'],
     );
+    const othersRoles = await list('/roles', 'contact=con-spree-networks-legal');
+    assert.deepEqual(othersRoles.body, [], "another account's contact matches nothing");
   });
 
   it('keeps offerings whose bandwidth range contains `bandwidth`', async () => {

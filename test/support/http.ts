@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../../api/request-validation';
 import { loadSpec, specOperations } from '../../spec';
+import { assertWithinScope, resourceSchemaOf } from './scope-oracle';
 import { stack } from './stack';
 
 export interface HttpResponse {
@@ -97,7 +98,10 @@ export function assertContract(method: string, path: string, response: HttpRespo
   }
 }
 
-/** Real HTTP to the running API; every response is checked against the contract. */
+/**
+ * Real HTTP to the running API; every response is checked against the contract, and every success
+ * against an independent statement of what the caller may see (scope-oracle.ts).
+ */
 export async function request(
   method: string,
   path: string,
@@ -120,6 +124,18 @@ export async function request(
   }
   const result: HttpResponse = { status: response.status, headers: response.headers, text, body: parsed };
   assertContract(method, path, result);
+  if (result.status >= 200 && result.status < 300 && options.baseUrl === undefined) {
+    const route = path.split('?')[0];
+    const operation = operations.find((op) => op.method === method.toLowerCase() && op.matcher.test(route));
+    await assertWithinScope({
+      document,
+      method,
+      where: `${method} ${path}`,
+      schemaName: operation && resourceSchemaOf(operation.operation.responses[String(result.status)]),
+      token: options.token,
+      body: result.body,
+    });
+  }
   return result;
 }
 

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
+import { ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import { problemHandler } from '../../api/problems';
 import type { DomainError } from '../../domain/errors';
 import {
@@ -40,6 +41,8 @@ describe('problem responses from domain errors', () => {
     const app = express();
     app.get('/:kind', (req) => {
       if (req.params.kind === 'crash') throw new Error('secret internal detail');
+      if (req.params.kind === 'duplicate') throw new UniqueConstraintError({ message: 'secret index name' });
+      if (req.params.kind === 'reference') throw new ForeignKeyConstraintError({ message: 'secret fk name' });
       throw errors[req.params.kind]();
     });
     app.use(problemHandler(pino({ level: 'silent' })));
@@ -86,5 +89,17 @@ describe('problem responses from domain errors', () => {
       (JSON.parse(text) as { type: string }).type,
       'https://errors.ix-api.net/v2/server-error.html',
     );
+  });
+
+  it('answers a write that collided with a concurrent one as unable to fulfil, naming no internals', async () => {
+    for (const kind of ['duplicate', 'reference']) {
+      const response = await fetch(`${base}/${kind}`);
+      assert.equal(response.status, 400);
+      const text = await response.text();
+      assert.doesNotMatch(text, /secret/);
+      const body = JSON.parse(text) as { type: string; conflicts: unknown[] };
+      assert.equal(body.type, 'https://errors.ix-api.net/v2/unable-to-fulfill.html');
+      assert.deepEqual(body.conflicts, []);
+    }
   });
 });

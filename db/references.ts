@@ -1,0 +1,124 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { Conflict } from '../domain/errors';
+import { ONBOARDING_REQUIRED_ROLES } from '../domain/onboarding';
+
+/**
+ * What stands in the way of deleting or changing a resource, as registered queries: every resource
+ * that refers to an account, a billing account or a role assignment adds its query here, and the
+ * delete and update paths of those resources report what the queries find as conflicts.
+ */
+export interface ReferenceSource {
+  /** Collection name of the referring resource, as conflicts name it (`accounts`, `connections`). */
+  remoteType: string;
+  /** Property of the referring resource that holds the reference, if one does. */
+  property: string | null;
+  /**
+   * Selects `id` (of the referring resource) for the referenced ids in `:targets`, leaving out the
+   * resources in `:leaving` (those removed together with the target).
+   */
+  sql: string;
+}
+
+/** A table whose rows name an account in the given columns. */
+const accountColumns = (table: string, remoteType: string, columns: readonly string[]): ReferenceSource[] =>
+  columns.map((column) => ({
+    remoteType,
+    property: column,
+    sql: `SELECT id FROM ${table} WHERE ${column} IN (:targets) AND id NOT IN (:leaving)`,
+  }));
+
+/** Resources that keep an account from being deleted. */
+export const ACCOUNT_REFERENCES: ReferenceSource[] = [
+  ...accountColumns('ports', 'ports', ['managing_account', 'consuming_account', 'billing_account']),
+  ...accountColumns('network_services', 'network-services', [
+    'managing_account',
+    'consuming_account',
+    'billing_account',
+  ]),
+  {
+    remoteType: 'accounts',
+    property: 'managing_account',
+    sql: `SELECT id FROM accounts WHERE managing_account IN (:targets) AND id NOT IN (:leaving)`,
+  },
+  // Contacts consumed by the account go with it; a contact it manages for another account does not.
+  {
+    remoteType: 'contacts',
+    property: 'managing_account',
+    sql: `SELECT id FROM contacts
+           WHERE managing_account IN (:targets) AND consuming_account NOT IN (:targets)
+             AND id NOT IN (:leaving)`,
+  },
+];
+
+/** Resources that name an account as their billing account (it must keep its billing information). */
+export const BILLING_ACCOUNT_REFERENCES: ReferenceSource[] = [
+  ...accountColumns('ports', 'ports', ['billing_account']),
+  ...accountColumns('network_services', 'network-services', ['billing_account']),
+];
+
+/**
+ * Resources that need a role assignment because they require a contact in that role. An account in
+ * production needs a contact in every role on-boarding requires; the last such assignment stays.
+ */
+export const ROLE_ASSIGNMENT_REFERENCES: ReferenceSource[] = [
+  {
+    remoteType: 'accounts',
+    property: null,
+    sql: `SELECT DISTINCT a.id
+            FROM role_assignments ra
+            JOIN roles r ON r.id = ra.role
+            JOIN contacts c ON c.id = ra.contact
+            JOIN accounts a ON a.id = c.consuming_account
+           WHERE ra.id IN (:targets)
+             AND r.name IN (${ONBOARDING_REQUIRED_ROLES.map((name) => `'${name}'`).join(', ')})
+             AND a.state IN ('production', 'production_change_pending')
+             AND a.id NOT IN (:leaving)
+             AND NOT EXISTS (
+                   SELECT 1 FROM role_assignments other
+                     JOIN contacts oc ON oc.id = other.contact
+                    WHERE other.role = ra.role AND oc.consuming_account = a.id
+                      AND other.id NOT IN (:targets))`,
+  },
+];
+
+/**
+ * Runs the registered queries for `targets` and reports every referring resource as a conflict of
+ * `resource` (the thing the caller asked to remove or change).
+ */
+export async function findConflicts(
+  sequelize: Sequelize,
+  sources: readonly ReferenceSource[],
+  options: {
+    resource: { type: string; id: string };
+    targets: readonly string[];
+    /** Ids removed together with the targets, which therefore do not stand in the way. */
+    leaving?: readonly string[];
+    transaction?: Transaction;
+  },
+): Promise<Conflict[]> {
+  const conflicts: Conflict[] = [];
+  if (!options.targets.length) return conflicts;
+  for (const source of sources) {
+    const rows = await sequelize.query<{ id: string }>(source.sql, {
+      replacements: { targets: options.targets, leaving: options.leaving?.length ? options.leaving : [''] },
+      type: QueryTypes.SELECT,
+      transaction: options.transaction,
+    });
+    for (const row of rows) {
+      conflicts.push({
+        resource_type: options.resource.type,
+        resource_id: options.resource.id,
+        resource_property: source.property,
+        remote_resource_type: source.remoteType,
+        remote_resource_id: row.id,
+      });
+    }
+  }
+  return conflicts;
+}
+
+/** "accounts acc-1, connections con-2" for a message. */
+export function describeConflicts(conflicts: readonly Conflict[]): string {
+  return conflicts.map((c) => `${c.remote_resource_type} ${c.remote_resource_id}`).join(', ');
+}

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import type { Access } from '../../domain/authority';
+import { loadSpec, specOperations } from '../../spec';
+import type { HttpResponse } from '../support/http';
+import { request } from '../support/http';
+import type { AccountIdentity, Identity, MatrixFixture, Subject, World } from '../support/matrix';
+import { ACCOUNT_IDENTITIES, MATRIX_FIXTURES, REJECTED_IDENTITIES, createWorld } from '../support/matrix';
+import Mocha from 'mocha';
+
+/**
+ * The authorisation matrix: every resource family the server routes (as it reports them in
+ * `GET /implementation`) against every identity, for every operation the family has. Expected
+ * outcomes follow from the identity's access to a fresh resource, never from a table written per
+ * family; a family without a fixture fails, so new resources join by registering one.
+ */
+
+const document = loadSpec();
+const AUTH_AND_DISCOVERY = new Set(['auth', 'health', 'implementation']);
+
+type Verb = 'list' | 'read' | 'create' | 'update' | 'partial_update' | 'destroy';
+
+interface Family {
+  name: string;
+  operations: Partial<Record<Verb, { method: string; path: string }>>;
+}
+
+/** Groups operations into families by their first path segment, naming each by what it does. */
+function familiesOf(operationIds: readonly string[]): Family[] {
+  const byName = new Map<string, Family>();
+  for (const op of specOperations(document)) {
+    if (!operationIds.includes(op.operationId)) continue;
+    const name = op.path.split('/')[1];
+    if (AUTH_AND_DISCOVERY.has(name)) continue;
+    const family = byName.get(name) ?? { name, operations: {} };
+    const single = op.path.includes('{id}');
+    const verb: Verb | undefined =
+      op.method === 'get'
+        ? single || name === 'account'
+          ? 'read'
+          : 'list'
+        : op.method === 'post' && !single
+          ? 'create'
+          : op.method === 'put'
+            ? 'update'
+            : op.method === 'patch'
+              ? 'partial_update'
+              : op.method === 'delete'
+                ? 'destroy'
+                : undefined;
+    assert.ok(verb, `no verb for ${op.operationId}`);
+    family.operations[verb] = { method: op.method.toUpperCase(), path: op.path };
+    byName.set(name, family);
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Everything one identity received in one case, to search for canaries afterwards. */
+class Received {
+  readonly texts: string[] = [];
+  async send(method: string, path: string, token: string | undefined, body?: unknown) {
+    const response = await request(method, path, { token, body });
+    this.texts.push(`${method} ${path} → ${response.status}: ${response.text}`);
+    return response;
+  }
+}
+
+const expectStatus = (response: HttpResponse, status: number, what: string) =>
+  assert.equal(response.status, status, `${what}: ${response.text.slice(0, 300)}`);
+
+/** The status a change (PUT, PATCH, DELETE) gets from an identity with this access. */
+const changeStatus = (access: Access, success: number) =>
+  access === 'change' ? success : access === 'none' ? 404 : 403;
+
+async function runSubjectCase(
+  world: World,
+  family: Family,
+  fixture: MatrixFixture,
+  identity: AccountIdentity,
+  received: Received,
+): Promise<Subject> {
+  const subject = await fixture.setup!(world);
+  const access = subject.access[identity];
+  const token = world.tokens[identity];
+  const ops = family.operations;
+  const path = (template: string) => template.replace('{id}', subject.id);
+  const find = subject.find ?? ((items) => items.find((item) => item.id === subject.id));
+  const shownAs = (item: Record<string, unknown> | undefined, what: string) => {
+    if (access === 'none') {
+      assert.equal(item, undefined, `${what}: shown to ${identity}, who may not see it`);
+      return;
+    }
+    assert.ok(item, `${what}: not shown to ${identity}`);
+    if (access === 'discover') {
+      const extra = Object.keys(item).filter((key) => !(fixture.publicView ?? []).includes(key));
+      assert.deepEqual(extra, [], `${what}: more than the public view`);
+    }
+  };
+
+  if (ops.list) {
+    const list = await received.send('GET', ops.list.path, token);
+    expectStatus(list, 200, 'list');
+    shownAs(find(list.body as Array<Record<string, unknown>>), 'list');
+  }
+  if (ops.read) {
+    const read = await received.send('GET', path(ops.read.path), token);
+    expectStatus(read, access === 'none' ? 404 : 200, 'read');
+    if (access !== 'none') shownAs(read.body as Record<string, unknown>, 'read');
+  }
+  if (ops.create && fixture.createBody) {
+    const created = await received.send('POST', ops.create.path, token, await fixture.createBody(world));
+    // A create names its owner in the body: only the managing side of the owner may do it.
+    const managing = identity === 'owner' || identity === 'reseller';
+    expectStatus(created, managing ? 201 : 400, 'create as the owner');
+  }
+  if (ops.update && fixture.updateBody) {
+    const put = await received.send('PUT', path(ops.update.path), token, fixture.updateBody(world, subject));
+    expectStatus(put, changeStatus(access, family.name === 'accounts' ? 202 : 200), 'PUT');
+  }
+  if (ops.partial_update && fixture.patchBody) {
+    const patch = await received.send(
+      'PATCH',
+      path(ops.partial_update.path),
+      token,
+      fixture.patchBody(world, subject),
+    );
+    expectStatus(patch, changeStatus(access, family.name === 'accounts' ? 202 : 200), 'PATCH');
+  }
+  if (ops.destroy) {
+    const destroyed = await received.send('DELETE', path(ops.destroy.path), token);
+    expectStatus(destroyed, changeStatus(access, 200), 'DELETE');
+    if (access === 'change') {
+      const gone = await received.send('GET', path(ops.read!.path), token);
+      expectStatus(gone, 404, 'read after delete');
+    }
+  }
+  return subject;
+}
+
+async function runOtherCase(
+  world: World,
+  family: Family,
+  fixture: MatrixFixture,
+  identity: Identity,
+  received: Received,
+) {
+  const token = world.tokens[identity];
+  const authenticated = (ACCOUNT_IDENTITIES as readonly string[]).includes(identity);
+  const ops = family.operations;
+  if (fixture.kind === 'self') {
+    const own = await received.send('GET', ops.read!.path, token);
+    expectStatus(own, authenticated ? 200 : 401, 'own account');
+    if (authenticated) assert.equal(own.body.id, world.accounts[identity as AccountIdentity]);
+    return;
+  }
+  const open = fixture.kind === 'open';
+  const list = await received.send('GET', ops.list!.path, token);
+  expectStatus(list, authenticated || open ? 200 : 401, 'list');
+  if (list.status !== 200) return;
+  assert.ok(Array.isArray(list.body) && list.body.length > 0, 'the catalogue has items');
+  if (ops.read) {
+    const first = (list.body as Array<{ id: string }>)[0];
+    const read = await received.send('GET', ops.read.path.replace('{id}', first.id), token);
+    expectStatus(read, 200, 'read');
+    assert.deepEqual(read.body, first);
+  }
+}
+
+async function runCase(world: World, family: Family, fixture: MatrixFixture, identity: Identity) {
+  const received = new Received();
+  if (fixture.kind !== 'subject') {
+    await runOtherCase(world, family, fixture, identity, received);
+    return;
+  }
+  if ((ACCOUNT_IDENTITIES as readonly string[]).includes(identity)) {
+    const subject = await runSubjectCase(world, family, fixture, identity as AccountIdentity, received);
+    const access = subject.access[identity as AccountIdentity];
+    if (access === 'none' || access === 'discover') {
+      for (const value of subject.canaries) {
+        const leak = received.texts.find((text) => text.includes(value));
+        assert.equal(leak, undefined, `a hidden value reached ${identity}: ${leak?.slice(0, 200)}`);
+      }
+    }
+    return;
+  }
+  // A rejected token gets 401 for every operation, and nothing of the resource.
+  const subject = await fixture.setup!(world);
+  for (const [verb, op] of Object.entries(family.operations)) {
+    const target = op.path.replace('{id}', subject.id);
+    const body = ['create', 'update', 'partial_update'].includes(verb) ? {} : undefined;
+    const response = await received.send(op.method, target, world.tokens[identity], body);
+    expectStatus(response, 401, `${verb} with ${identity}`);
+  }
+  for (const value of subject.canaries) {
+    assert.ok(!received.texts.some((text) => text.includes(value)), 'a hidden value leaked');
+  }
+}
+
+describe('authorisation matrix', function () {
+  let families: Family[] = [];
+
+  // The families come from the running server, so the cases are added once it answers: one test
+  // per family, fixture and identity.
+  before(async function () {
+    const world = await createWorld();
+    const implementation = await request('GET', '/implementation');
+    families = familiesOf(implementation.body.supported_operations as string[]);
+    const suite = this.test!.parent!;
+    for (const family of families) {
+      const fixtures = [MATRIX_FIXTURES[family.name] ?? []].flat();
+      for (const fixture of fixtures) {
+        for (const identity of [...ACCOUNT_IDENTITIES, ...REJECTED_IDENTITIES] as Identity[]) {
+          const label = `${family.name}${fixture.label ? ` (${fixture.label})` : ''} × ${identity}`;
+          suite.addTest(new Mocha.Test(label, () => runCase(world, family, fixture, identity)));
+        }
+      }
+    }
+  });
+
+  it('has a fixture for every family the server routes', () => {
+    const missing = families.filter((family) => !(family.name in MATRIX_FIXTURES)).map((f) => f.name);
+    assert.deepEqual(missing, [], 'register a matrix fixture for these families');
+    assert.ok(families.length >= 15, `only ${families.length} families found`);
+  });
+});

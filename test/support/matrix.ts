@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import { createTokenService } from '../../api/token-service';
+import type { Access } from '../../domain/authority';
+import { request } from './http';
+import { stack } from './stack';
+
+/**
+ * The world of the authorisation matrix: a reseller R managing an owner O, which manages a
+ * sub-account S, and an unrelated account U, each with an API key; plus tokens that must not work.
+ * Names are random so the matrix shares the database with other tests without meeting them.
+ */
+export const ACCOUNT_IDENTITIES = ['owner', 'reseller', 'sub-account', 'unrelated'] as const;
+export const REJECTED_IDENTITIES = ['expired token', 'tampered token', 'anonymous'] as const;
+export type AccountIdentity = (typeof ACCOUNT_IDENTITIES)[number];
+export type Identity = AccountIdentity | (typeof REJECTED_IDENTITIES)[number];
+
+export interface World {
+  accounts: Record<AccountIdentity, string>;
+  tokens: Record<Identity, string | undefined>;
+}
+
+const address = {
+  country: 'NL',
+  locality: 'Amsterdam',
+  postal_code: '1012 AB',
+  street_address: 'Damrak 1',
+};
+
+export const canary = (what: string) => `canary-${what}-${randomBytes(5).toString('hex')}`;
+
+export async function createWorld(): Promise<World> {
+  const { db, config } = stack();
+  const suffix = randomBytes(4).toString('hex');
+  const accounts = {
+    reseller: `acc-matrix-r-${suffix}`,
+    owner: `acc-matrix-o-${suffix}`,
+    'sub-account': `acc-matrix-s-${suffix}`,
+    unrelated: `acc-matrix-u-${suffix}`,
+  } satisfies Record<AccountIdentity, string>;
+  const managers: Record<AccountIdentity, string | null> = {
+    reseller: null,
+    owner: accounts.reseller,
+    'sub-account': accounts.owner,
+    unrelated: null,
+  };
+  const tokens: Partial<Record<Identity, string | undefined>> = {};
+  let owner: { apiKey: string } | undefined;
+  // Managers first: the hierarchy refers to existing accounts only.
+  for (const identity of ['reseller', 'owner', 'sub-account', 'unrelated'] as const) {
+    await db.accounts.importAccount({
+      id: accounts[identity],
+      name: `Matrix ${identity}`,
+      address,
+      managing_account: managers[identity],
+    });
+    const key = await db.credentials.createApiKey(accounts[identity], 'authorisation matrix');
+    if (identity === 'owner') owner = key;
+    const response = await request('POST', '/auth/token', {
+      body: { api_key: key.apiKey, api_secret: key.apiSecret },
+    });
+    assert.equal(response.status, 201, response.text);
+    tokens[identity] = response.body.access_token as string;
+  }
+  const past = createTokenService({
+    signingKey: config.tokenSigningKey,
+    accessTokenTtlSeconds: 60,
+    refreshTokenTtlSeconds: 120,
+    now: () => new Date(Date.now() - 3_600_000),
+  });
+  tokens['expired token'] = (
+    await past.issuePair({ accountId: accounts.owner, apiKey: owner!.apiKey })
+  ).access_token;
+  // The owner's token claiming to be the reseller, with the owner's signature.
+  const [header, payload, signature] = tokens.owner!.split('.');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+  const forged = Buffer.from(JSON.stringify({ ...claims, sub: accounts.reseller })).toString('base64url');
+  tokens['tampered token'] = `${header}.${forged}.${signature}`;
+  tokens.anonymous = undefined;
+  return { accounts, tokens: tokens as Record<Identity, string | undefined> };
+}
+
+/** A resource made for one matrix case, with what each identity may do with it. */
+export interface Subject {
+  id: string;
+  access: Record<AccountIdentity, Access>;
+  /** Values that must never reach an identity whose access is `none` or `discover`. */
+  canaries: string[];
+  /** Picks the subject out of a list answer (by id unless said otherwise). */
+  find?: (items: Array<Record<string, unknown>>) => Record<string, unknown> | undefined;
+}
+
+/**
+ * How one resource family takes part in the matrix. `kind` says what the family is:
+ * - `subject`: resources with an owner; `setup` makes a fresh one per case;
+ * - `catalogue`: the same for every authenticated caller (read the first item of the list);
+ * - `self`: the caller's own account (`GET /account`);
+ * - `open`: readable without a token.
+ */
+export interface MatrixFixture {
+  kind: 'subject' | 'catalogue' | 'self' | 'open';
+  /** Tells fixtures of one family apart in test names. */
+  label?: string;
+  setup?: (world: World) => Promise<Subject>;
+  /** A create body the managing side (owner, reseller) may send. */
+  createBody?: (world: World) => Promise<Record<string, unknown>>;
+  updateBody?: (world: World, subject: Subject) => Record<string, unknown>;
+  patchBody?: (world: World, subject: Subject) => Record<string, unknown>;
+  /** Properties an identity with `discover` access may see. */
+  publicView?: readonly string[];
+}
+
+const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
+  Object.fromEntries(
+    ACCOUNT_IDENTITIES.map((identity) => {
+      const { accounts } = world;
+      const acts = (holder: AccountIdentity) => actsFor(world, identity, accounts[holder]);
+      const access: Access = acts(managing) ? 'change' : acts(consuming) ? 'read' : 'none';
+      return [identity, access];
+    }),
+  ) as Record<AccountIdentity, Access>;
+
+/** R acts for R, O, S; O for O, S; S for S; U for U. */
+function actsFor(world: World, identity: AccountIdentity, accountId: string): boolean {
+  const below: Record<AccountIdentity, AccountIdentity[]> = {
+    reseller: ['reseller', 'owner', 'sub-account'],
+    owner: ['owner', 'sub-account'],
+    'sub-account': ['sub-account'],
+    unrelated: ['unrelated'],
+  };
+  return below[identity].some((holder) => world.accounts[holder] === accountId);
+}
+
+async function contactOf(world: World) {
+  const external = canary('contact-ref');
+  const name = canary('contact-name');
+  const { resource } = await stack().db.contacts.createContact({
+    managing_account: world.accounts.owner,
+    consuming_account: world.accounts['sub-account'],
+    external_ref: external,
+    name,
+    email: `${canary('mail')}@matrix.example`,
+    telephone: '+31201234567',
+  });
+  return { contact: resource, canaries: [external, name, resource.email!] };
+}
+
+/** An account managed by the owner, discoverable or not, with sensitive values to watch for. */
+function accountFixture(discoverable: boolean): MatrixFixture {
+  return {
+    kind: 'subject',
+    label: discoverable ? 'discoverable' : 'not discoverable',
+    publicView: ['id', 'name', 'metro_area_network_presence'],
+    async setup(world) {
+      const legal = canary('legal-name');
+      const external = canary('account-ref');
+      const billing = canary('billing');
+      const street = canary('street');
+      const id = `acc-matrix-t-${randomBytes(5).toString('hex')}`;
+      await stack().db.accounts.importAccount({
+        id,
+        name: 'Matrix subject',
+        legal_name: legal,
+        external_ref: external,
+        address: { ...address, street_address: street },
+        billing_information: { name: billing, address },
+        discoverable,
+        managing_account: world.accounts.owner,
+      });
+      const access = Object.fromEntries(
+        ACCOUNT_IDENTITIES.map((identity) => [
+          identity,
+          actsFor(world, identity, world.accounts.owner) ? 'change' : discoverable ? 'discover' : 'none',
+        ]),
+      ) as Record<AccountIdentity, Access>;
+      return { id, access, canaries: [legal, external, billing, street] };
+    },
+    createBody: (world) =>
+      Promise.resolve({ name: 'Matrix created', address, managing_account: world.accounts.owner }),
+    updateBody: () => ({ name: 'Matrix replaced', address, metro_area_network_presence: [] }),
+    patchBody: () => ({ name: 'Matrix patched' }),
+  };
+}
+
+/** Every family the server routes needs one of these to join the matrix. */
+export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = {
+  facilities: { kind: 'catalogue' },
+  devices: { kind: 'catalogue' },
+  pops: { kind: 'catalogue' },
+  'metro-areas': { kind: 'catalogue' },
+  'metro-area-networks': { kind: 'catalogue' },
+  'availability-zones': { kind: 'catalogue' },
+  'product-offerings': { kind: 'catalogue' },
+  'network-services': { kind: 'catalogue' },
+  'network-features': { kind: 'catalogue' },
+  roles: { kind: 'catalogue' },
+  extensions: { kind: 'open' },
+  account: { kind: 'self' },
+  accounts: [accountFixture(true), accountFixture(false)],
+  contacts: {
+    kind: 'subject',
+    async setup(world) {
+      const { contact, canaries } = await contactOf(world);
+      return { id: contact.id, access: owned(world, 'owner', 'sub-account'), canaries };
+    },
+    createBody: (world) =>
+      Promise.resolve({
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        name: 'Matrix created',
+      }),
+    updateBody: (world) => ({
+      managing_account: world.accounts.owner,
+      consuming_account: world.accounts['sub-account'],
+      name: 'Matrix replaced',
+    }),
+    patchBody: () => ({ name: 'Matrix patched' }),
+  },
+  'role-assignments': {
+    kind: 'subject',
+    async setup(world) {
+      const { contact, canaries } = await contactOf(world);
+      const { resource } = await stack().db.contacts.assignRole({ role: 'role-noc', contact: contact.id });
+      return { id: resource.id, access: owned(world, 'owner', 'sub-account'), canaries };
+    },
+    async createBody(world) {
+      const { contact } = await contactOf(world);
+      return { contact: contact.id, role: 'role-peering' };
+    },
+  },
+  ports: {
+    kind: 'subject',
+    async setup(world) {
+      const id = `port-matrix-${randomBytes(5).toString('hex')}`;
+      const external = canary('port-ref');
+      const order = canary('po');
+      await stack().db.sequelize.query(
+        `INSERT INTO ports (id, state, status, connection, managing_account, consuming_account, billing_account,
+                            role_assignments, external_ref, purchase_order, contract_ref, operational_state,
+                            device, pop, name, media_type, speed, created_at, updated_at)
+         SELECT :id, state, status, NULL, :managing, :consuming, :managing, '[]', :external, :order, NULL,
+                operational_state, device, pop, CONCAT('matrix-', name), media_type, speed, NOW(3), NOW(3)
+           FROM ports ORDER BY id LIMIT 1`,
+        {
+          replacements: {
+            id,
+            managing: world.accounts.owner,
+            consuming: world.accounts['sub-account'],
+            external,
+            order,
+          },
+          type: QueryTypes.INSERT,
+        },
+      );
+      return { id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+    },
+  },
+  events: {
+    kind: 'subject',
+    async setup(world) {
+      const legal = canary('event-legal-name');
+      const id = `acc-matrix-e-${randomBytes(5).toString('hex')}`;
+      await stack().db.accounts.importAccount({
+        id,
+        name: 'Matrix event subject',
+        legal_name: legal,
+        address,
+        managing_account: world.accounts.owner,
+      });
+      const access = Object.fromEntries(
+        ACCOUNT_IDENTITIES.map((identity) => [
+          identity,
+          actsFor(world, identity, world.accounts.owner) ? 'read' : 'none',
+        ]),
+      ) as Record<AccountIdentity, Access>;
+      return { id, access, canaries: [legal], find: (items) => items.find((event) => event.account === id) };
+    },
+  },
+};
