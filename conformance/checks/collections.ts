@@ -1,0 +1,241 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { OpenApiDocument } from '../../spec';
+import { operationParameters, specOperations } from '../../spec';
+import type { CheckContext, CheckDefinition } from '../runner';
+import type { Role } from '../suite';
+
+const PAGINATION_HEADERS = [
+  'x-pagination-limit',
+  'x-pagination-offset',
+  'x-pagination-items',
+  'x-pagination-pages',
+  'x-pagination-page',
+  'x-pagination-token',
+  'x-pagination-next',
+];
+const COMMON = new Set(['id', 'page_limit', 'page_offset', 'page_token', 'fields']);
+/** Walking a collection stops after this many pages; the page size grows to fit. */
+const MAX_PAGES = 20;
+
+type Item = Record<string, unknown>;
+
+/** The whole collection as `role` sees it, fetched once per run and shared by the checks. */
+export function wholeCollection(
+  t: CheckContext,
+  operationId: string,
+  role: Role = 'primary',
+): Promise<Item[]> {
+  const key = `${operationId}|${role}`;
+  let pending = t.suite.memo.get(key) as Promise<Item[]> | undefined;
+  if (!pending) {
+    pending = (async () => {
+      const response = await t.call(operationId, { role });
+      if (response.status !== 200 || !Array.isArray(response.body)) {
+        t.must(false, `GET ${t.path(operationId)} answered ${response.status}`);
+        return [];
+      }
+      return response.body as Item[];
+    })();
+    t.suite.memo.set(key, pending);
+    pending.catch(() => t.suite.memo.delete(key));
+  }
+  return pending;
+}
+
+/** An item's identity: its id, or the serial of collections keyed by serial (events). */
+export const keyOf = (item: Item): string => String(item.id ?? item.serial);
+const idsOf = (items: readonly Item[]) => items.map(keyOf);
+
+interface ListOperation {
+  list: string;
+  read?: string;
+  path: string;
+  filters: Array<{ name: string; type?: string; enumValues?: unknown[] }>;
+}
+
+/** Every list operation of the document with its read operation and its filters. */
+export function listOperations(document: OpenApiDocument): ListOperation[] {
+  const all = specOperations(document);
+  return all
+    .filter(
+      (op) => op.method === 'get' && !op.path.includes('{') && op.operation.responses['206'] !== undefined,
+    )
+    .map((op) => ({
+      list: op.operationId,
+      read: all.find((other) => other.method === 'get' && other.path === `${op.path}/{id}`)?.operationId,
+      path: op.path,
+      filters: operationParameters(document, op.path, op.method, op.operation, 'query')
+        .map(([parameter]) => parameter)
+        .filter((parameter) => !COMMON.has(parameter.name))
+        .map((parameter) => {
+          const schema = (parameter.schema ?? {}) as { type?: string; enum?: unknown[] };
+          return { name: parameter.name, type: schema.type, enumValues: schema.enum };
+        }),
+    }));
+}
+
+function sameValue(actual: unknown, wanted: unknown): boolean {
+  return String(actual) === String(wanted);
+}
+
+/** The generated checks of one list operation: contract, pagination, filters, reads. */
+function checksFor(op: ListOperation): CheckDefinition[] {
+  const checks: CheckDefinition[] = [
+    {
+      id: `COL-${op.list}`,
+      title: `GET ${op.path} lists the whole collection`,
+      clause:
+        'Collections: without page_limit a list answers 200 with every item as a JSON array, each valid against the schema.',
+      operations: [op.list],
+      safety: 'read',
+      async run(t) {
+        const items = await wholeCollection(t, op.list);
+        const ids = idsOf(items);
+        t.must(new Set(ids).size === ids.length, 'the list holds an item twice');
+        const unknown = await t.call(op.list, { query: 'conformance_unknown_parameter=1' });
+        t.must(unknown.status === 200, `an unknown query parameter answered ${unknown.status}, not 200`);
+        t.must(
+          Array.isArray(unknown.body) && isDeepStrictEqual(idsOf(unknown.body as Item[]), ids),
+          'an unknown query parameter changed the result; it must be ignored',
+        );
+      },
+    },
+    {
+      id: `PAG-${op.list}`,
+      title: `GET ${op.path} pages with 206 and the pagination headers`,
+      clause:
+        'Pagination: with page_limit a list answers 206 with the seven X-Pagination headers; following X-Pagination-Next visits every item once; a bad page_token is a 400.',
+      operations: [op.list],
+      safety: 'read',
+      async run(t) {
+        const items = await wholeCollection(t, op.list);
+        if (items.length < 2) t.inconclusive(`the collection has ${items.length} item(s); paging needs two`);
+        const limit = Math.max(1, Math.ceil(items.length / MAX_PAGES));
+        const first = await t.call(op.list, { query: `page_limit=${limit}` });
+        t.must(first.status === 206, `page_limit answered ${first.status}, not 206`);
+        for (const header of PAGINATION_HEADERS) {
+          t.must(first.headers[header] !== undefined, `the ${header} header is missing`);
+        }
+        t.must(
+          first.headers['x-pagination-items'] === String(items.length),
+          `X-Pagination-Items says ${first.headers['x-pagination-items']}, the collection has ${items.length}`,
+        );
+        t.must(
+          first.headers['x-pagination-limit'] === String(limit),
+          `X-Pagination-Limit says ${first.headers['x-pagination-limit']}, asked for ${limit}`,
+        );
+        t.must(
+          Array.isArray(first.body) && (first.body as Item[]).length === Math.min(limit, items.length),
+          `the first page holds ${Array.isArray(first.body) ? first.body.length : 'no'} items, not ${Math.min(limit, items.length)}`,
+        );
+        const seen = [...idsOf(t.items(first))];
+        let next = first.headers['x-pagination-next'];
+        const token = await t.token();
+        for (let page = 1; next && page <= MAX_PAGES + 1; page += 1) {
+          const response = await t.send({ method: 'GET', path: next, token });
+          t.contract(op.list, response);
+          if (!t.must(response.status === 206, `a Next page answered ${response.status}`)) break;
+          seen.push(...idsOf(t.items(response)));
+          next = response.headers['x-pagination-next'];
+        }
+        t.must(
+          isDeepStrictEqual(seen, idsOf(items)),
+          `walking X-Pagination-Next visited ${seen.length} items (${new Set(seen).size} distinct), the collection has ${items.length}`,
+        );
+        const bad = await t.call(op.list, {
+          query: `page_limit=${limit}&page_token=conformance-not-a-token`,
+        });
+        t.must(bad.status === 400, `an invalid page_token answered ${bad.status}, not 400`);
+      },
+    },
+    {
+      id: `FLT-${op.list}`,
+      title: `GET ${op.path} filters by id and by its properties`,
+      clause:
+        'Filters: id takes several ids (a,b and repeated); a filter named after a property keeps exactly the items with that value; a bad value is a 400.',
+      operations: [op.list],
+      safety: 'read',
+      async run(t) {
+        const items = await wholeCollection(t, op.list);
+        if (!items.length) t.inconclusive('the collection is empty; there is nothing to filter');
+        const wanted = idsOf(items).slice(0, 2);
+        const comma = await t.call(op.list, { query: `id=${wanted.map(encodeURIComponent).join(',')}` });
+        t.must(
+          isDeepStrictEqual(idsOf(t.items(comma)), wanted),
+          `id=a,b gave ${JSON.stringify(idsOf(t.items(comma)))}`,
+        );
+        const repeated = await t.call(op.list, {
+          query: wanted.map((id) => `id=${encodeURIComponent(id)}`).join('&'),
+        });
+        t.must(
+          isDeepStrictEqual(idsOf(t.items(repeated)), wanted),
+          `id=a&id=b gave ${JSON.stringify(idsOf(t.items(repeated)))}`,
+        );
+        let tested = 0;
+        for (const filter of op.filters) {
+          const sample = items.find((item) =>
+            ['string', 'number', 'boolean'].includes(typeof item[filter.name]),
+          );
+          if (!sample) continue;
+          tested += 1;
+          const value = sample[filter.name];
+          const response = await t.call(op.list, {
+            query: `${encodeURIComponent(filter.name)}=${encodeURIComponent(String(value))}`,
+          });
+          const found = t.items(response);
+          t.must(
+            found.every((item) => sameValue(item[filter.name], value)),
+            `${filter.name}=${String(value)} kept items with other values`,
+          );
+          t.must(
+            idsOf(found).includes(keyOf(sample)),
+            `${filter.name}=${String(value)} lost item ${keyOf(sample)}`,
+          );
+          const expected = items.filter((item) => sameValue(item[filter.name], value)).length;
+          t.must(
+            found.length === expected,
+            `${filter.name}=${String(value)} gave ${found.length} items, ${expected} match`,
+          );
+        }
+        const typed = op.filters.find((f) => f.type === 'integer' || f.enumValues);
+        if (typed) {
+          tested += 1;
+          const bad = await t.call(op.list, { query: `${typed.name}=conformance-not-valid` });
+          t.must(bad.status === 400, `${typed.name}=conformance-not-valid answered ${bad.status}, not 400`);
+        }
+        t.should(
+          tested > 0 || !op.filters.length,
+          'no filter could be tried: no item has a value for any of them',
+        );
+      },
+    },
+  ];
+  if (op.read) {
+    const read = op.read;
+    checks.push({
+      id: `READ-${read}`,
+      title: `GET ${op.path}/{id} reads what the list shows`,
+      clause: 'Resources: a resource read by id equals its list item; an unknown id is a 404 problem.',
+      operations: [read, op.list],
+      safety: 'read',
+      async run(t) {
+        const items = await wholeCollection(t, op.list);
+        for (const item of items.slice(0, 3)) {
+          const response = await t.call(read, { id: String(item.id) });
+          t.must(response.status === 200, `reading ${String(item.id)} answered ${response.status}`);
+          t.must(
+            isDeepStrictEqual(response.body, item),
+            `reading ${String(item.id)} differs from its list item`,
+          );
+        }
+        const missing = await t.call(read, { id: 'conformance-no-such-id' });
+        t.must(missing.status === 404, `an unknown id answered ${missing.status}, not 404`);
+      },
+    });
+  }
+  return checks;
+}
+
+export function collectionChecks(document: OpenApiDocument): CheckDefinition[] {
+  return listOperations(document).flatMap(checksFor);
+}

@@ -1,0 +1,36 @@
+import type { OpenApiDocument } from '../../spec';
+import { specOperations } from '../../spec';
+import type { CheckDefinition } from '../runner';
+import { AUTH_CHECKS, tokenRequiredChecks } from './auth';
+import { collectionChecks } from './collections';
+import { DISCOVERY_CHECKS } from './discovery';
+import { ERROR_CHECKS } from './errors';
+import { ISOLATION_CHECKS } from './isolation';
+import { LIFECYCLE_CHECKS } from './lifecycle';
+
+/** The registry: every check, in the order a run takes them (discovery first, mutations last). */
+export function allChecks(document: OpenApiDocument): CheckDefinition[] {
+  const checks = [
+    ...DISCOVERY_CHECKS,
+    ...AUTH_CHECKS,
+    ...ERROR_CHECKS,
+    ...tokenRequiredChecks(document),
+    ...collectionChecks(document),
+    ...ISOLATION_CHECKS,
+    ...LIFECYCLE_CHECKS,
+  ];
+  const ids = new Set<string>();
+  for (const check of checks) {
+    if (ids.has(check.id)) throw new Error(`two checks share the id ${check.id}`);
+    ids.add(check.id);
+  }
+  return checks;
+}
+
+/** Operations of the document that no check exercises. */
+export function uncoveredOperations(document: OpenApiDocument, checks: readonly CheckDefinition[]): string[] {
+  const covered = new Set(checks.flatMap((check) => check.operations));
+  return specOperations(document)
+    .map((op) => op.operationId)
+    .filter((id) => !covered.has(id));
+}

@@ -1,0 +1,170 @@
+import type { CheckContext, CheckDefinition } from '../runner';
+import { listOperations, wholeCollection } from './collections';
+
+const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
+
+type Item = Record<string, unknown>;
+
+/** The account ids a role acts for, as far as its own account list shows: itself and those below. */
+async function scopeOf(t: CheckContext, role: 'primary' | 'secondary'): Promise<Set<string>> {
+  const own = (await t.session(role)).accountId;
+  if (!own) t.inconclusive(`the ${role} account's token does not name its account (no sub claim)`);
+  const accounts = await wholeCollection(t, 'accounts_list', role);
+  const scope = new Set([own]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const account of accounts) {
+      if (!scope.has(String(account.id)) && scope.has(String(account.managing_account))) {
+        scope.add(String(account.id));
+        grew = true;
+      }
+    }
+  }
+  return scope;
+}
+
+/** Redaction and isolation, seen from a second, unrelated account. */
+export const ISOLATION_CHECKS: CheckDefinition[] = [
+  {
+    id: 'ISO-001',
+    title: 'Another account sees the primary account only if discoverable, and then only its public view',
+    clause:
+      "Visibility: an account outside the caller's scope is visible only when discoverable, exposing id, name and metro_area_network_presence.",
+    operations: ['accounts_read', 'accounts_list'],
+    safety: 'read',
+    async run(t) {
+      if (!t.suite.hasCredentials('secondary'))
+        t.notApplicable('no credentials for a second account were given');
+      const primary = (await t.session('primary')).accountId;
+      if (!primary) t.inconclusive('the primary token does not name its account');
+      const own = await t.call('accounts_read', { id: primary });
+      const discoverable = (own.body as { discoverable?: unknown } | undefined)?.discoverable === true;
+      const seen = await t.call('accounts_read', { id: primary, role: 'secondary' });
+      if (discoverable) {
+        t.must(seen.status === 200, `a discoverable account answered ${seen.status} to another account`);
+        const extra = Object.keys((seen.body ?? {}) as Item).filter((key) => !PUBLIC_ACCOUNT_VIEW.has(key));
+        t.must(extra.length === 0, `another account sees more than the public view: ${extra.join(', ')}`);
+      } else {
+        t.must(
+          seen.status === 404,
+          `a non-discoverable account answered ${seen.status} to another account, not 404`,
+        );
+      }
+      const listed = (await wholeCollection(t, 'accounts_list', 'secondary')).find((a) => a.id === primary);
+      t.must(
+        discoverable || listed === undefined,
+        "a non-discoverable account appears in another account's list",
+      );
+    },
+  },
+  {
+    id: 'ISO-002',
+    title: "Accounts outside the caller's scope are listed in their public view only",
+    clause: "Redaction: sensitive properties of accounts outside the caller's scope are never shown.",
+    operations: ['accounts_list'],
+    safety: 'read',
+    async run(t) {
+      if (!t.suite.hasCredentials('secondary'))
+        t.notApplicable('no credentials for a second account were given');
+      for (const role of ['primary', 'secondary'] as const) {
+        const scope = await scopeOf(t, role);
+        for (const account of await wholeCollection(t, 'accounts_list', role)) {
+          if (scope.has(String(account.id))) continue;
+          const extra = Object.keys(account).filter((key) => !PUBLIC_ACCOUNT_VIEW.has(key));
+          t.must(
+            extra.length === 0,
+            `${role} sees ${extra.join(', ')} of account ${String(account.id)} outside its scope`,
+          );
+        }
+      }
+    },
+  },
+  {
+    id: 'ISO-003',
+    title: 'Resources of the primary account are invisible to an unrelated account',
+    clause:
+      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters).",
+    operations: ['accounts_list'],
+    safety: 'read',
+    async run(t) {
+      if (!t.suite.hasCredentials('secondary'))
+        t.notApplicable('no credentials for a second account were given');
+      const primaryScope = await scopeOf(t, 'primary');
+      const secondaryScope = await scopeOf(t, 'secondary');
+      let tried = 0;
+      for (const op of listOperations(t.suite.document)) {
+        if (
+          !op.read ||
+          !t.suite.isDeclared(op.list) ||
+          !t.suite.isDeclared(op.read) ||
+          op.list === 'accounts_list'
+        )
+          continue;
+        const owned = (await wholeCollection(t, op.list)).filter(
+          (item) =>
+            'managing_account' in item &&
+            [item.managing_account, item.consuming_account].some((a) => primaryScope.has(String(a))) &&
+            ![item.managing_account, item.consuming_account].some((a) => secondaryScope.has(String(a))),
+        );
+        for (const item of owned.slice(0, 2)) {
+          tried += 1;
+          const read = await t.call(op.read, { id: String(item.id), role: 'secondary' });
+          t.must(
+            read.status === 404,
+            `${op.read} of ${String(item.id)} answered ${read.status} to an unrelated account`,
+          );
+          const filtered = await t.call(op.list, {
+            query: `id=${encodeURIComponent(String(item.id))}`,
+            role: 'secondary',
+          });
+          t.must(
+            Array.isArray(filtered.body) && filtered.body.length === 0,
+            `${op.list}?id=${String(item.id)} shows it to an unrelated account`,
+          );
+        }
+      }
+      if (!tried) t.inconclusive('the primary account has no resources of its own to hide');
+    },
+  },
+  {
+    id: 'ISO-004',
+    title: "A filter on a sensitive property does not match another account's values",
+    clause: 'Redaction: filtering by a sensitive property never reveals values hidden from the caller.',
+    operations: ['accounts_list'],
+    safety: 'read',
+    async run(t) {
+      if (!t.suite.hasCredentials('secondary'))
+        t.notApplicable('no credentials for a second account were given');
+      const primary = (await t.session('primary')).accountId;
+      const own = (await wholeCollection(t, 'accounts_list')).find((a) => a.id === primary);
+      const ref = own?.external_ref;
+      if (typeof ref !== 'string' || !ref)
+        t.inconclusive('the primary account has no external_ref to search for');
+      const found = await t.call('accounts_list', {
+        query: `external_ref=${encodeURIComponent(String(ref))}`,
+        role: 'secondary',
+      });
+      t.must(
+        Array.isArray(found.body) && !(found.body as Item[]).some((a) => a.id === primary),
+        'another account finds the primary account by its external_ref',
+      );
+    },
+  },
+  {
+    id: 'ISO-005',
+    title: 'Pagination counts only what the caller may see',
+    clause: 'Visibility: invisible resources do not count in X-Pagination-Items.',
+    operations: ['accounts_list'],
+    safety: 'read',
+    async run(t) {
+      if (!t.suite.hasCredentials('secondary'))
+        t.notApplicable('no credentials for a second account were given');
+      const all = await wholeCollection(t, 'accounts_list', 'secondary');
+      const page = await t.call('accounts_list', { query: 'page_limit=1', role: 'secondary' });
+      t.must(
+        page.headers['x-pagination-items'] === String(all.length),
+        `X-Pagination-Items says ${page.headers['x-pagination-items']}, the caller sees ${all.length}`,
+      );
+    },
+  },
+];

@@ -1,0 +1,222 @@
+import { randomBytes } from 'node:crypto';
+import type { CheckContext, CheckDefinition } from '../runner';
+
+const address = {
+  country: 'DE',
+  locality: 'Berlin',
+  postal_code: '10115',
+  street_address: 'Conformance Str. 1',
+};
+
+/** Creates a resource through an operation, writing it into the ledger first. */
+async function create(
+  t: CheckContext,
+  operationId: string,
+  destroy: string,
+  body: Record<string, unknown>,
+  marker: string,
+  find?: { list: string; query: string },
+): Promise<Record<string, unknown> | undefined> {
+  const seq = t.suite.ledger.intend({ destroy, role: 'primary', marker, find });
+  const response = await t.call(operationId, { body });
+  if (
+    !t.must(
+      response.status === 201,
+      `${operationId} answered ${response.status}, not 201: ${response.text.slice(0, 200)}`,
+    )
+  ) {
+    return undefined;
+  }
+  const resource = response.body as Record<string, unknown>;
+  t.suite.ledger.created(seq, String(resource.id));
+  return resource;
+}
+
+/** Removes everything the ledger still lists, newest first; a second pass retries what was in use. */
+export async function cleanUp(t: CheckContext): Promise<void> {
+  for (let pass = 0; pass < 2; pass += 1) {
+    for (const entry of t.suite.ledger.outstanding()) {
+      const ids = entry.id ? [entry.id] : [];
+      if (!entry.id && entry.find) {
+        const found = await t.call(entry.find.list, { query: entry.find.query, role: entry.role });
+        if (Array.isArray(found.body))
+          ids.push(...(found.body as Array<{ id: string }>).map((item) => item.id));
+      }
+      let done = true;
+      for (const id of ids) {
+        const response = await t.send({
+          method: t.suite.operation(entry.destroy).method,
+          path: t.path(entry.destroy, { id }),
+          token: await t.token(entry.role),
+        });
+        if (![200, 202, 404].includes(response.status)) done = false;
+      }
+      if (done) t.suite.ledger.removed(entry.seq);
+    }
+  }
+}
+
+/** Polls a resource until `arrived` holds, within the check's deadline (which ends it as TIMEOUT). */
+async function waitFor(
+  t: CheckContext,
+  read: string,
+  id: string,
+  arrived: (body: Record<string, unknown>) => boolean,
+) {
+  for (;;) {
+    const response = await t.call(read, { id });
+    if (response.status === 200 && arrived(response.body as Record<string, unknown>))
+      return response.body as Record<string, unknown>;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** Checks that create resources of their own (profile `full`); they clean up after themselves. */
+export const LIFECYCLE_CHECKS: CheckDefinition[] = [
+  {
+    id: 'LIFE-001',
+    title: 'An account can be created, read, changed and deleted',
+    clause:
+      'Accounts: POST answers 201 with the account; PATCH changes it; DELETE answers with the account and it is gone.',
+    operations: [
+      'accounts_create',
+      'accounts_read',
+      'accounts_partial_update',
+      'accounts_destroy',
+      'accounts_list',
+    ],
+    safety: 'mutate',
+    async run(t) {
+      const marker = `conformance-${randomBytes(6).toString('hex')}`;
+      try {
+        const account = await create(
+          t,
+          'accounts_create',
+          'accounts_destroy',
+          { name: 'Conformance account', address, external_ref: marker },
+          marker,
+          {
+            list: 'accounts_list',
+            query: `external_ref=${marker}`,
+          },
+        );
+        if (!account) return;
+        const id = String(account.id);
+        t.must(
+          ['requested', 'production', undefined].includes(account.state as string),
+          `a new account is ${String(account.state)}`,
+        );
+        const listed = await t.call('accounts_list', { query: `external_ref=${marker}` });
+        t.must(
+          Array.isArray(listed.body) && listed.body.length === 1,
+          'the new account is not found by its external_ref',
+        );
+        const patched = await t.call('accounts_partial_update', {
+          id,
+          body: { name: 'Conformance account, renamed' },
+        });
+        t.must([200, 202].includes(patched.status), `PATCH answered ${patched.status}`);
+        const read = await t.call('accounts_read', { id });
+        t.must(
+          (read.body as { name?: string }).name === 'Conformance account, renamed',
+          'the PATCH did not change the name',
+        );
+        const deleted = await t.call('accounts_destroy', { id });
+        t.must(deleted.status === 200, `DELETE answered ${deleted.status}, not 200`);
+        t.must(
+          (deleted.body as { id?: string } | undefined)?.id === id,
+          'DELETE did not answer with the account',
+        );
+        const gone = await t.call('accounts_read', { id });
+        t.must(gone.status === 404, `after DELETE a read answered ${gone.status}, not 404`);
+      } finally {
+        await cleanUp(t);
+      }
+    },
+  },
+  {
+    id: 'LIFE-002',
+    title: 'A new account reaches production once a contact holds the legal role',
+    clause:
+      "Accounts: an account is usable in production; a legal contact is the exchange's requirement for on-boarding; role assignments refuse contacts lacking required fields.",
+    operations: [
+      'accounts_create',
+      'contacts_create',
+      'role_assignments_create',
+      'roles_list',
+      'role_assignments_destroy',
+      'contacts_destroy',
+    ],
+    safety: 'mutate',
+    deadlineMs: 45_000,
+    async run(t) {
+      const marker = `conformance-${randomBytes(6).toString('hex')}`;
+      try {
+        const primary = (await t.session()).accountId;
+        const roles = t.items(await t.call('roles_list'));
+        const legal =
+          roles.find((role) => role.name === 'legal') ?? t.inconclusive('the exchange has no legal role');
+        const account = await create(
+          t,
+          'accounts_create',
+          'accounts_destroy',
+          { name: 'Conformance on-boarding', address, external_ref: marker },
+          marker,
+          {
+            list: 'accounts_list',
+            query: `external_ref=${marker}`,
+          },
+        );
+        if (!account) return;
+        const bare = await create(
+          t,
+          'contacts_create',
+          'contacts_destroy',
+          { managing_account: primary, consuming_account: account.id, external_ref: `${marker}-bare` },
+          `${marker}-bare`,
+        );
+        const required = (legal.required_fields as string[] | undefined) ?? [];
+        if (bare && required.length) {
+          const refused = await t.call('role_assignments_create', {
+            body: { contact: bare.id, role: legal.id },
+          });
+          t.must(
+            refused.status === 400,
+            `a contact lacking ${required.join(', ')} got the legal role (${refused.status})`,
+          );
+        }
+        const contact = await create(
+          t,
+          'contacts_create',
+          'contacts_destroy',
+          {
+            managing_account: primary,
+            consuming_account: account.id,
+            external_ref: marker,
+            name: 'Conformance Legal',
+            email: 'legal@conformance.example',
+            telephone: '+4930123456',
+          },
+          marker,
+        );
+        if (!contact) return;
+        await create(
+          t,
+          'role_assignments_create',
+          'role_assignments_destroy',
+          { contact: contact.id, role: legal.id },
+          marker,
+        );
+        const live = await waitFor(
+          t,
+          'accounts_read',
+          String(account.id),
+          (body) => body.state === 'production',
+        );
+        t.must(live.state === 'production', 'the account did not reach production');
+      } finally {
+        await cleanUp(t);
+      }
+    },
+  },
+];

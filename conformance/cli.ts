@@ -1,0 +1,133 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Credentials } from './index';
+import { cleanUpLedger, passed, runConformance } from './index';
+import { formatProgress, formatSummary } from './reports/console';
+import { toHtml } from './reports/html';
+import { toJson } from './reports/json';
+import { toJUnitXml } from './reports/junit';
+
+const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specification
+
+  npm run conformance -- --base-url URL --credentials FILE [options]
+  npm run conformance -- cleanup --base-url URL --credentials FILE --ledger FILE
+
+  --base-url URL       the API root, e.g. https://ixapi.example.net/api/v2
+  --credentials FILE   JSON: {"primary": {"api_key", "api_secret"}, "secondary": {...}, "subaccount": {...}}
+                       (secondary: an unrelated account, for isolation and redaction checks)
+  --profile read|full  read (default) only reads and is safe against production;
+                       full also creates its own resources and removes them again
+  --ledger FILE        where full writes down what it creates (default ixapi-conformance-ledger.jsonl)
+  --junit FILE         JUnit XML report
+  --json FILE          JSON report
+  --html FILE          single-file HTML report
+  --only IDS           comma-separated check ids or prefixes (PAG-, AUTH-001)
+  --skip IDS           comma-separated check ids or prefixes to leave out
+
+Exit code: 0 when no check failed or timed out, 1 otherwise, 2 for a usage error.`;
+
+class UsageError extends Error {}
+
+function readCredentials(file: string): Credentials {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(
+      `cannot read credentials from ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const credentials = parsed as Partial<Credentials>;
+  const valid = (c: unknown) =>
+    typeof c === 'object' &&
+    c !== null &&
+    typeof (c as { api_key?: unknown }).api_key === 'string' &&
+    typeof (c as { api_secret?: unknown }).api_secret === 'string';
+  if (!valid(credentials.primary)) throw new UsageError(`${file}: "primary" needs api_key and api_secret`);
+  for (const role of ['secondary', 'subaccount'] as const) {
+    if (credentials[role] !== undefined && !valid(credentials[role])) {
+      throw new UsageError(`${file}: "${role}" needs api_key and api_secret`);
+    }
+  }
+  return credentials as Credentials;
+}
+
+const list = (value: string | undefined) =>
+  value
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'base-url': { type: 'string' },
+      credentials: { type: 'string' },
+      profile: { type: 'string', default: 'read' },
+      ledger: { type: 'string' },
+      junit: { type: 'string' },
+      json: { type: 'string' },
+      html: { type: 'string' },
+      only: { type: 'string' },
+      skip: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (!values['base-url'] || !values.credentials)
+    throw new UsageError('--base-url and --credentials are required');
+  const baseUrl = values['base-url'].replace(/\/$/, '');
+  if (!/^https?:\/\//.test(baseUrl))
+    throw new UsageError(`--base-url must be an http(s) URL, got ${baseUrl}`);
+  const credentials = readCredentials(values.credentials);
+  const ledgerFile = values.ledger ?? 'ixapi-conformance-ledger.jsonl';
+
+  if (positionals[0] === 'cleanup') {
+    const left = await cleanUpLedger({ baseUrl, credentials, ledgerFile });
+    process.stdout.write(
+      left ? `${left} resource(s) could not be removed; see ${ledgerFile}\n` : 'nothing left behind\n',
+    );
+    return left ? 1 : 0;
+  }
+  if (positionals.length) throw new UsageError(`unknown command ${positionals[0]}`);
+  if (values.profile !== 'read' && values.profile !== 'full')
+    throw new UsageError('--profile is read or full');
+
+  const colour = process.stdout.isTTY === true;
+  const summary = await runConformance({
+    baseUrl,
+    credentials,
+    profile: values.profile,
+    only: list(values.only),
+    skip: list(values.skip),
+    ledgerFile: values.profile === 'full' ? ledgerFile : undefined,
+    onResult: (result, index, total) =>
+      process.stdout.write(`${formatProgress(result, index, total, { colour })}\n`),
+  });
+  process.stdout.write(`\n${formatSummary(summary, { colour })}\n`);
+  if (values.junit) writeFileSync(values.junit, toJUnitXml(summary));
+  if (values.json) writeFileSync(values.json, toJson(summary));
+  if (values.html) writeFileSync(values.html, toHtml(summary));
+  return passed(summary) ? 0 : 1;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `${error instanceof UsageError ? `${error.message}\n\n${USAGE}` : String(error)}\n`,
+      );
+      process.exitCode = 2;
+    },
+  );
+}

@@ -1,0 +1,57 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadSpec } from '../spec';
+import { allChecks } from './checks';
+import type { CheckDefinition } from './runner';
+
+/** Where the generated list of checks lives (committed; a test keeps it fresh). */
+export const CHECKS_DOCUMENT = path.join(__dirname, 'CHECKS.md');
+
+const FAMILIES: Record<string, string> = {
+  DISC: 'Discovery',
+  AUTH: 'Authentication',
+  ERR: 'Errors',
+  EXT: 'Extensions',
+  SEC: 'Every operation needs a token',
+  COL: 'Collections',
+  PAG: 'Pagination',
+  FLT: 'Filters',
+  READ: 'Reads',
+  ISO: 'Isolation and redaction',
+  LIFE: 'Lifecycles (profile full)',
+};
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** The conformance document: every check of the registry, by family, with its clause. */
+export function renderChecksDocument(checks: readonly CheckDefinition[]): string {
+  const lines = [
+    '# Conformance checks',
+    '',
+    'Generated from the check registry by `npm run conformance:doc`; do not edit by hand.',
+    '',
+    `${checks.length} checks. A check applies when the server declares every operation it needs in`,
+    '`GET /implementation`; `mutate` checks run only with `--profile full`.',
+  ];
+  const families = [...new Set(checks.map((c) => c.id.split('-')[0]))];
+  for (const family of families) {
+    lines.push(
+      '',
+      `## ${FAMILIES[family] ?? family}`,
+      '',
+      '| id | check | clause | operations | safety |',
+      '|---|---|---|---|---|',
+    );
+    for (const check of checks.filter((c) => c.id.split('-')[0] === family)) {
+      lines.push(
+        `| ${check.id} | ${cell(check.title)} | ${cell(check.clause)} | ${check.operations.join(', ') || '–'} | ${check.safety} |`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+if (require.main === module) {
+  writeFileSync(CHECKS_DOCUMENT, renderChecksDocument(allChecks(loadSpec())));
+  process.stdout.write(`wrote ${CHECKS_DOCUMENT}\n`);
+}

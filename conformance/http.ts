@@ -1,0 +1,121 @@
+import type { RecordedExchange } from './model';
+
+export interface HttpRequest {
+  method: string;
+  /** Path below the base URL (`/accounts?id=a`), or an absolute URL. */
+  path: string;
+  token?: string;
+  body?: unknown;
+  /** Sent as is instead of JSON-encoding `body`. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  body: unknown;
+  url: string;
+}
+
+const SECRET_KEYS = new Set(['api_secret', 'access_token', 'refresh_token', 'password', 'api_key']);
+
+/**
+ * A copy of a JSON value fit for a report: secrets are replaced, and so are the values of properties
+ * the document marks sensitive (their presence stays visible, their value does not).
+ */
+export function redactForReport(value: unknown, sensitive: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => redactForReport(item, sensitive));
+  if (typeof value !== 'object' || value === null) return value;
+  const result: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (SECRET_KEYS.has(key)) result[key] = '<secret>';
+    else if (sensitive.has(key) && inner !== null && inner !== '' && !(Array.isArray(inner) && !inner.length))
+      result[key] = '<sensitive>';
+    else result[key] = redactForReport(inner, sensitive);
+  }
+  return result;
+}
+
+function redactHeaders(headers: Record<string, string>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    result[name] = name.toLowerCase() === 'authorization' ? value.replace(/\s.*/, ' <secret>') : value;
+  }
+  return result;
+}
+
+const MAX_EVIDENCE_ITEMS = 5;
+
+/** Keeps long lists short in reports: the first items and a count. */
+function excerpt(body: unknown): unknown {
+  if (Array.isArray(body) && body.length > MAX_EVIDENCE_ITEMS) {
+    const kept: unknown[] = body.slice(0, MAX_EVIDENCE_ITEMS);
+    return [...kept, `… ${body.length - MAX_EVIDENCE_ITEMS} more items`];
+  }
+  return body;
+}
+
+/** An HTTP client bound to one server that records every exchange for the report. */
+export class HttpClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly sensitive: ReadonlySet<string>,
+    private readonly timeoutMs = 30_000,
+  ) {}
+
+  url(path: string): string {
+    return /^https?:\/\//.test(path) ? path : `${this.baseUrl.replace(/\/$/, '')}${path}`;
+  }
+
+  async send(request: HttpRequest, record?: (exchange: RecordedExchange) => void): Promise<HttpResponse> {
+    const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
+    let body = request.rawBody;
+    if (body === undefined && request.body !== undefined) {
+      body = JSON.stringify(request.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (request.token) headers.authorization = `Bearer ${request.token}`;
+    const url = this.url(request.path);
+    const started = Date.now();
+    const exchange: RecordedExchange = {
+      request: {
+        method: request.method,
+        url,
+        headers: redactHeaders(headers),
+        body: request.body !== undefined ? redactForReport(request.body, this.sensitive) : request.rawBody,
+      },
+      durationMs: 0,
+    };
+    try {
+      const response = await fetch(url, {
+        method: request.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      const responseHeaders = Object.fromEntries(response.headers.entries());
+      exchange.response = {
+        status: response.status,
+        headers: responseHeaders,
+        body: parsed !== undefined ? excerpt(redactForReport(parsed, this.sensitive)) : text.slice(0, 500),
+      };
+      return { status: response.status, headers: responseHeaders, text, body: parsed, url };
+    } catch (error) {
+      exchange.error = error instanceof Error ? error.message : String(error);
+      throw error;
+    } finally {
+      exchange.durationMs = Date.now() - started;
+      record?.(exchange);
+    }
+  }
+}

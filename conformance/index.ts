@@ -1,0 +1,64 @@
+import { loadSpec } from '../spec';
+import { allChecks } from './checks';
+import { cleanUp } from './checks/lifecycle';
+import type { CheckResult, Profile, RunSummary } from './model';
+import type { CheckDefinition } from './runner';
+import { CheckContext, runChecks } from './runner';
+import type { Credentials } from './suite';
+import { Suite } from './suite';
+
+export type { CheckResult, Outcome, Profile, RunSummary } from './model';
+export type { Credentials } from './suite';
+export { allChecks, uncoveredOperations } from './checks';
+
+export interface ConformanceOptions {
+  baseUrl: string;
+  credentials: Credentials;
+  profile?: Profile;
+  only?: string[];
+  skip?: string[];
+  ledgerFile?: string;
+  onResult?: (result: CheckResult, index: number, total: number) => void;
+}
+
+/** Runs the suite against one server and returns the summary; never throws for what a server does. */
+export async function runConformance(options: ConformanceOptions): Promise<RunSummary> {
+  const document = loadSpec();
+  const suite = new Suite({
+    baseUrl: options.baseUrl,
+    credentials: options.credentials,
+    profile: options.profile ?? 'read',
+    document,
+    ledgerFile: options.ledgerFile,
+  });
+  return runChecks(suite, allChecks(document), {
+    profile: options.profile ?? 'read',
+    only: options.only,
+    skip: options.skip,
+    onResult: options.onResult,
+  });
+}
+
+/** Removes what a crashed mutating run left behind, from its ledger; returns what could not go. */
+export async function cleanUpLedger(options: {
+  baseUrl: string;
+  credentials: Credentials;
+  ledgerFile: string;
+}): Promise<number> {
+  const document = loadSpec();
+  const suite = new Suite({ ...options, profile: 'full', document });
+  const cleaner: CheckDefinition = {
+    id: 'CLEANUP',
+    title: 'cleanup',
+    clause: '',
+    operations: [],
+    safety: 'mutate',
+    run: async (t) => cleanUp(t),
+  };
+  await cleanUp(new CheckContext(suite, cleaner));
+  return suite.ledger.outstanding().length;
+}
+
+/** A passing run has no FAIL and no TIMEOUT. */
+export const passed = (summary: RunSummary): boolean =>
+  summary.counts.FAIL === 0 && summary.counts.TIMEOUT === 0;

@@ -1,0 +1,240 @@
+import type Ajv from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { decodeJwt } from 'jose';
+import type { OpenApiDocument, OpenApiOperation } from '../spec';
+import { pointer, specOperations } from '../spec';
+import { createAjv } from '../spec/ajv';
+import type { HttpRequest, HttpResponse } from './http';
+import { HttpClient } from './http';
+import { Ledger } from './ledger';
+import type { Profile, RecordedExchange } from './model';
+
+/** The accounts the suite acts as. `secondary` must be unrelated to `primary`. */
+export interface Credentials {
+  primary: { api_key: string; api_secret: string };
+  secondary?: { api_key: string; api_secret: string };
+  /** An account the primary one manages, if the server has resellers. */
+  subaccount?: { api_key: string; api_secret: string };
+}
+
+export type Role = keyof Credentials;
+
+export interface Session {
+  accessToken: string;
+  refreshToken: string;
+  accountId: string | undefined;
+}
+
+export interface SpecOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  operation: OpenApiOperation;
+}
+
+/** Raised inside a check to end it with an outcome other than pass or fail. */
+export class Verdict extends Error {
+  constructor(
+    readonly outcome: 'NOT_APPLICABLE' | 'INCONCLUSIVE',
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/**
+ * What every check shares during one run: the server, its declarations, the document and the
+ * sessions of the configured accounts (logged in once, on first use).
+ */
+export class Suite {
+  readonly http: HttpClient;
+  readonly ajv: Ajv;
+  readonly operations: Map<string, SpecOperation>;
+  readonly sensitive: ReadonlySet<string>;
+  declared: ReadonlySet<string> = new Set();
+  schemaVersion: string | null = null;
+  implementation: Record<string, unknown> | undefined;
+  readonly warnings: string[] = [];
+  readonly ledger: Ledger;
+  /** Answers worth sharing between checks (whole collections, by operation and role). */
+  readonly memo = new Map<string, Promise<unknown>>();
+  private readonly sessions = new Map<Role, Promise<Session>>();
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(
+    readonly options: {
+      baseUrl: string;
+      credentials: Credentials;
+      profile: Profile;
+      document: OpenApiDocument;
+      /** Where a mutating run writes down what it creates. */
+      ledgerFile?: string;
+    },
+  ) {
+    this.ledger = new Ledger(options.ledgerFile);
+    this.ajv = createAjv(options.document);
+    this.operations = new Map(
+      specOperations(options.document).map((op) => [
+        op.operationId,
+        { ...op, method: op.method.toUpperCase() },
+      ]),
+    );
+    this.sensitive = sensitivePropertiesOf(options.document);
+    this.http = new HttpClient(options.baseUrl, this.sensitive);
+  }
+
+  get document(): OpenApiDocument {
+    return this.options.document;
+  }
+
+  /** Reads what the server declares about itself; called once before the checks. */
+  async discover(): Promise<void> {
+    try {
+      const response = await this.http.send({ method: 'GET', path: '/implementation' });
+      if (response.status === 200 && typeof response.body === 'object' && response.body !== null) {
+        this.implementation = response.body as Record<string, unknown>;
+        const operations = this.implementation.supported_operations;
+        this.declared = new Set(Array.isArray(operations) ? operations.map(String) : []);
+        this.schemaVersion =
+          typeof this.implementation.schema_version === 'string' ? this.implementation.schema_version : null;
+      } else {
+        this.warnings.push(
+          `GET /implementation answered ${response.status}; no operation counts as declared`,
+        );
+      }
+    } catch (error) {
+      this.warnings.push(
+        `GET /implementation failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  operation(operationId: string): SpecOperation {
+    const op = this.operations.get(operationId);
+    if (!op) throw new Error(`operation ${operationId} is not in the document`);
+    return op;
+  }
+
+  isDeclared(operationId: string): boolean {
+    return this.declared.has(operationId);
+  }
+
+  hasCredentials(role: Role): boolean {
+    return this.options.credentials[role] !== undefined;
+  }
+
+  /** Logs in as `role` once per run. */
+  session(role: Role, record?: (exchange: RecordedExchange) => void): Promise<Session> {
+    let session = this.sessions.get(role);
+    if (!session) {
+      session = this.login(role, record);
+      this.sessions.set(role, session);
+      session.catch(() => this.sessions.delete(role));
+    }
+    return session;
+  }
+
+  async login(role: Role, record?: (exchange: RecordedExchange) => void): Promise<Session> {
+    const credentials = this.options.credentials[role];
+    if (!credentials)
+      throw new Verdict('NOT_APPLICABLE', `no credentials for the ${role} account were given`);
+    const response = await this.http.send({ method: 'POST', path: '/auth/token', body: credentials }, record);
+    const body = response.body as { access_token?: string; refresh_token?: string } | undefined;
+    if (response.status !== 201 || !body?.access_token || !body.refresh_token) {
+      throw new Verdict(
+        'INCONCLUSIVE',
+        `logging in as the ${role} account answered ${response.status}; nothing that needs it could be judged`,
+      );
+    }
+    let accountId: string | undefined;
+    try {
+      accountId = decodeJwt(body.access_token).sub;
+    } catch {
+      accountId = undefined;
+    }
+    return { accessToken: body.access_token, refreshToken: body.refresh_token, accountId };
+  }
+
+  /**
+   * Validates a response against the document: the status must be one the operation documents and
+   * the body must match the schema documented for it. Returns what is wrong, or an empty list.
+   */
+  contractProblems(operationId: string, response: HttpResponse): string[] {
+    const op = this.operation(operationId);
+    const status = String(response.status);
+    let declared = op.operation.responses[status] as
+      { $ref?: string; content?: Record<string, unknown> } | undefined;
+    if (!declared) {
+      return [`${response.status} is not a documented status of ${operationId}`];
+    }
+    let at = pointer('paths', op.path, op.method.toLowerCase(), 'responses', status);
+    if (declared.$ref) {
+      at = declared.$ref.slice(1);
+      const name = declared.$ref.split('/').pop()!;
+      declared = (this.document.components.responses as Record<string, typeof declared>)[name];
+    }
+    if (!declared?.content?.['application/json']) return [];
+    const problems: string[] = [];
+    const validate = this.validator(`${at}/content/application~1json/schema`);
+    if (!validate(response.body)) {
+      problems.push(
+        `the body does not match the document: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`,
+      );
+    }
+    if (response.status >= 400) problems.push(...this.problemDocumentProblems(response));
+    return problems;
+  }
+
+  /** An error must be a problem document with an IX-API error type and the HTTP status. */
+  problemDocumentProblems(response: HttpResponse): string[] {
+    const problems: string[] = [];
+    const body = response.body as { type?: unknown; status?: unknown } | undefined;
+    if (!/application\/(problem\+)?json/.test(response.headers['content-type'] ?? '')) {
+      problems.push(`an error answered with content type ${response.headers['content-type'] ?? '(none)'}`);
+    }
+    if (typeof body !== 'object' || body === null)
+      return [...problems, 'the error body is not a JSON object'];
+    if (
+      typeof body.type !== 'string' ||
+      !/^https:\/\/errors\.ix-api\.net\/v2\/[a-z-]+\.html$/.test(body.type)
+    ) {
+      problems.push(`the problem type ${JSON.stringify(body.type)} is not an IX-API error type URI`);
+    }
+    if (body.status !== response.status) {
+      problems.push(
+        `the problem says status ${JSON.stringify(body.status)}, the response ${response.status}`,
+      );
+    }
+    return problems;
+  }
+
+  validator(at: string): ValidateFunction {
+    let validate = this.validators.get(at);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: `ixapi-openapi#${at}` });
+      this.validators.set(at, validate);
+    }
+    return validate;
+  }
+
+  send(request: HttpRequest, record?: (exchange: RecordedExchange) => void): Promise<HttpResponse> {
+    return this.http.send(request, record);
+  }
+}
+
+/** Names of every property the document marks `x-sensitive`, anywhere. */
+function sensitivePropertiesOf(document: OpenApiDocument): Set<string> {
+  const names = new Set<string>();
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (typeof node === 'object' && node !== null) {
+      const properties = (node as { properties?: Record<string, { 'x-sensitive'?: boolean }> }).properties;
+      for (const [name, property] of Object.entries(properties ?? {})) {
+        if (property?.['x-sensitive'] === true) names.add(name);
+      }
+      Object.values(node).forEach(walk);
+    }
+  };
+  walk(document.components.schemas);
+  return names;
+}

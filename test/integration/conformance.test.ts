@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RunSummary } from '../../conformance';
+import { passed, runConformance } from '../../conformance';
+import { stack } from '../support/stack';
+
+function credentialsOf(accountId: string) {
+  const credential = stack().credentials.find((c) => c.accountId === accountId)!;
+  return { api_key: credential.apiKey, api_secret: credential.apiSecret };
+}
+
+function failures(summary: RunSummary): string[] {
+  return summary.results
+    .filter((r) => ['FAIL', 'TIMEOUT'].includes(r.outcome))
+    .map(
+      (r) =>
+        `${r.id} ${r.outcome}: ${[r.reason, ...r.findings.map((f) => f.message)].filter(Boolean).join(' | ')}`,
+    );
+}
+
+describe('the conformance suite against this server', () => {
+  it('passes every applicable check of the full profile', async function () {
+    this.timeout(180_000);
+    const ledgerFile = path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-conformance-')), 'ledger.jsonl');
+    const summary = await runConformance({
+      baseUrl: stack().baseUrl,
+      profile: 'full',
+      ledgerFile,
+      credentials: {
+        primary: credentialsOf('acc-transit-partners'),
+        secondary: credentialsOf('acc-thames-cloud'),
+        subaccount: credentialsOf('acc-petit-reseau'),
+      },
+    });
+    assert.deepEqual(failures(summary), []);
+    assert.ok(passed(summary));
+    assert.equal(summary.schemaVersion, '2.6.0');
+    // Everything this server declares is judged: nothing it routes is NOT_APPLICABLE.
+    const judged = summary.results.filter((r) => r.outcome === 'PASS').length;
+    assert.ok(judged > 100, `only ${judged} checks passed`);
+    stack().logger.info({ counts: summary.counts, durationMs: summary.durationMs }, 'conformance run');
+  });
+});
