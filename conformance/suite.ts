@@ -175,6 +175,10 @@ export class Suite {
     }
     if (!declared?.content?.['application/json']) return [];
     const problems: string[] = [];
+    const contentType = response.headers['content-type'];
+    if (response.status < 400 && !/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType ?? '')) {
+      problems.push(`a JSON answer is labelled ${contentType ?? '(no content type)'}, not application/json`);
+    }
     const validate = this.validator(`${at}/content/application~1json/schema`);
     if (!validate(response.body)) {
       problems.push(

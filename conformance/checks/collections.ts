@@ -74,6 +74,39 @@ export function listOperations(document: OpenApiDocument): ListOperation[] {
     }));
 }
 
+interface PagePosition {
+  offset: number;
+  page: number;
+  pages: number;
+}
+
+const pagePosition = (response: { headers: Record<string, string | undefined> }): PagePosition => ({
+  offset: Number(response.headers['x-pagination-offset']),
+  page: Number(response.headers['x-pagination-page']),
+  pages: Number(response.headers['x-pagination-pages']),
+});
+
+/**
+ * What the numeric headers of a walk from offset 0 must say: offsets advance by the limit, pages
+ * count 1, 2, … up to X-Pagination-Pages, which is the number of pages the collection fills.
+ */
+export function positionProblems(walk: readonly PagePosition[], limit: number, items: number): string[] {
+  const problems: string[] = [];
+  const pages = Math.max(1, Math.ceil(items / limit));
+  walk.forEach((position, index) => {
+    const where = `page ${index + 1} of the walk`;
+    if (position.offset !== index * limit)
+      problems.push(`${where} says X-Pagination-Offset ${position.offset}, expected ${index * limit}`);
+    if (position.page !== index + 1)
+      problems.push(`${where} says X-Pagination-Page ${position.page}, expected ${index + 1}`);
+    if (position.pages !== pages)
+      problems.push(
+        `${where} says X-Pagination-Pages ${position.pages}; ${items} items in pages of ${limit} make ${pages}`,
+      );
+  });
+  return problems.slice(0, 5);
+}
+
 function sameValue(actual: unknown, wanted: unknown): boolean {
   return String(actual) === String(wanted);
 }
@@ -104,7 +137,7 @@ function checksFor(op: ListOperation): CheckDefinition[] {
       id: `PAG-${op.list}`,
       title: `GET ${op.path} pages with 206 and the pagination headers`,
       clause:
-        'Pagination: with page_limit a list answers 206 with the seven X-Pagination headers; following X-Pagination-Next visits every item once; a bad page_token is a 400.',
+        'Pagination: with page_limit a list answers 206 with the seven X-Pagination headers (offset, page counted from 1, number of pages); following X-Pagination-Next visits every item once; a bad page_token is a 400.',
       operations: [op.list],
       safety: 'read',
       async run(t) {
@@ -129,6 +162,7 @@ function checksFor(op: ListOperation): CheckDefinition[] {
           `the first page holds ${Array.isArray(first.body) ? first.body.length : 'no'} items, not ${Math.min(limit, items.length)}`,
         );
         const seen = [...idsOf(t.items(first))];
+        const positions = [pagePosition(first)];
         let next = first.headers['x-pagination-next'];
         const token = await t.token();
         for (let page = 1; next && page <= MAX_PAGES + 1; page += 1) {
@@ -136,8 +170,10 @@ function checksFor(op: ListOperation): CheckDefinition[] {
           t.contract(op.list, response);
           if (!t.must(response.status === 206, `a Next page answered ${response.status}`)) break;
           seen.push(...idsOf(t.items(response)));
+          positions.push(pagePosition(response));
           next = response.headers['x-pagination-next'];
         }
+        positionProblems(positions, limit, items.length).forEach((problem) => t.must(false, problem));
         t.must(
           isDeepStrictEqual(seen, idsOf(items)),
           `walking X-Pagination-Next visited ${seen.length} items (${new Set(seen).size} distinct), the collection has ${items.length}`,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { allChecks, uncoveredOperations } from '../../conformance/checks';
+import { positionProblems } from '../../conformance/checks/collections';
 import { CHECKS_DOCUMENT, renderChecksDocument } from '../../conformance/document';
 import { loadSpec } from '../../spec';
 
@@ -22,5 +23,20 @@ describe('the conformance check registry', () => {
 
   it('keeps conformance/CHECKS.md in step with the registry (npm run conformance:doc)', () => {
     assert.equal(readFileSync(CHECKS_DOCUMENT, 'utf8'), renderChecksDocument(checks));
+  });
+});
+
+describe('pagination positions', () => {
+  const walk = (offsets: number[], pages: number[], total: number) =>
+    offsets.map((offset, i) => ({ offset, page: pages[i], pages: total }));
+
+  it('accepts a walk that counts pages from 1 and advances offsets by the limit', () => {
+    assert.deepEqual(positionProblems(walk([0, 2, 4], [1, 2, 3], 3), 2, 5), []);
+  });
+
+  it('names pages counted from 0, skipped offsets and a wrong number of pages', () => {
+    assert.match(positionProblems(walk([0, 2], [0, 1], 2), 2, 4)[0], /X-Pagination-Page 0, expected 1/);
+    assert.match(positionProblems(walk([0, 3], [1, 2], 2), 2, 4)[0], /X-Pagination-Offset 3, expected 2/);
+    assert.match(positionProblems(walk([0, 2], [1, 2], 3), 2, 4)[0], /4 items in pages of 2 make 2/);
   });
 });
