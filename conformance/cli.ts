@@ -60,23 +60,32 @@ const list = (value: string | undefined) =>
         .filter(Boolean)
     : undefined;
 
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'base-url': { type: 'string' },
+        credentials: { type: 'string' },
+        profile: { type: 'string', default: 'read' },
+        ledger: { type: 'string' },
+        junit: { type: 'string' },
+        json: { type: 'string' },
+        html: { type: 'string' },
+        only: { type: 'string' },
+        skip: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    // Unknown options, missing values and the like: parseArgs says which.
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      'base-url': { type: 'string' },
-      credentials: { type: 'string' },
-      profile: { type: 'string', default: 'read' },
-      ledger: { type: 'string' },
-      junit: { type: 'string' },
-      json: { type: 'string' },
-      html: { type: 'string' },
-      only: { type: 'string' },
-      skip: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parse(argv);
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;

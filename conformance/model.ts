@@ -45,6 +45,10 @@ export interface CheckResult {
   durationMs: number;
 }
 
+/** How a report names the revision a run was judged by. */
+export const revisionLabel = (summary: Pick<RunSummary, 'schemaRevision'>): string =>
+  summary.schemaRevision === 'older' ? 'the older schema revision (before 2.6.0)' : 'schema revision 2.6.0';
+
 export interface RunSummary {
   tool: { name: string; version: string };
   /** Version of this JSON report's shape. */
@@ -52,6 +56,8 @@ export interface RunSummary {
   baseUrl: string;
   profile: Profile;
   schemaVersion: string | null;
+  /** The revision responses were judged by: 2.6.0, or the older one for servers that claim it. */
+  schemaRevision: '2.6.0' | 'older';
   startedAt: string;
   durationMs: number;
   counts: Record<Outcome, number>;

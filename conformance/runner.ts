@@ -237,6 +237,7 @@ export async function runChecks(
     baseUrl: suite.options.baseUrl,
     profile: options.profile,
     schemaVersion: suite.schemaVersion,
+    schemaRevision: suite.revision.name,
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     counts,

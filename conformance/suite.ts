@@ -1,3 +1,5 @@
+import type { Revision } from './revisions';
+import { olderRevision, revisionFor } from './revisions';
 import type Ajv from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import { decodeJwt } from 'jose';
@@ -48,11 +50,15 @@ export class Verdict extends Error {
  */
 export class Suite {
   readonly http: HttpClient;
-  readonly ajv: Ajv;
+  ajv: Ajv;
   readonly operations: Map<string, SpecOperation>;
-  readonly sensitive: ReadonlySet<string>;
+  /** Properties the judged revision marks sensitive. */
+  sensitive: ReadonlySet<string>;
   declared: ReadonlySet<string> = new Set();
   schemaVersion: string | null = null;
+  /** The schema revision responses are judged by, chosen from the claimed schema version. */
+  revision: Revision = { name: '2.6.0' };
+  private judgedDocument: OpenApiDocument;
   implementation: Record<string, unknown> | undefined;
   readonly warnings: string[] = [];
   readonly ledger: Ledger;
@@ -80,11 +86,25 @@ export class Suite {
       ]),
     );
     this.sensitive = sensitivePropertiesOf(options.document);
+    // Evidence stays redacted by the current revision's marks whatever revision is judged.
     this.http = new HttpClient(options.baseUrl, this.sensitive);
+    this.judgedDocument = options.document;
   }
 
+  /** The document of the revision being judged. */
   get document(): OpenApiDocument {
-    return this.options.document;
+    return this.judgedDocument;
+  }
+
+  /** Judges responses by `revision` from now on. */
+  useRevision(revision: Revision): void {
+    this.revision = revision;
+    if (revision.note) this.warnings.push(revision.note);
+    this.judgedDocument =
+      revision.name === 'older' ? olderRevision(this.options.document) : this.options.document;
+    this.ajv = createAjv(this.judgedDocument);
+    this.validators.clear();
+    this.sensitive = sensitivePropertiesOf(this.judgedDocument);
   }
 
   /** Reads what the server declares about itself; called once before the checks. */
@@ -97,6 +117,7 @@ export class Suite {
         this.declared = new Set(Array.isArray(operations) ? operations.map(String) : []);
         this.schemaVersion =
           typeof this.implementation.schema_version === 'string' ? this.implementation.schema_version : null;
+        this.useRevision(revisionFor(this.schemaVersion));
       } else {
         this.warnings.push(
           `GET /implementation answered ${response.status}; no operation counts as declared`,

@@ -1,5 +1,5 @@
 import type { CheckResult, Finding, Outcome, RunSummary } from '../model';
-import { OUTCOMES } from '../model';
+import { OUTCOMES, revisionLabel } from '../model';
 
 export interface ConsoleOptions {
   /** Colour the output with ANSI escapes; off by default so that logs and pipes stay plain. */
@@ -115,6 +115,7 @@ export function formatSummary(summary: RunSummary, options: ConsoleOptions = {})
   lines.push(`Server:   ${clean(summary.baseUrl)}`);
   lines.push(`Profile:  ${summary.profile}`);
   lines.push(`Schema:   ${summary.schemaVersion === null ? 'not declared' : clean(summary.schemaVersion)}`);
+  lines.push(`Judged:   ${revisionLabel(summary)}`);
   lines.push(`Started:  ${clean(summary.startedAt)}`);
   lines.push(`Duration: ${duration(summary.durationMs)}`);
   lines.push('');

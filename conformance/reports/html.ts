@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CheckResult, Finding, Outcome, RecordedExchange, RunSummary } from '../model';
-import { OUTCOMES } from '../model';
+import { OUTCOMES, revisionLabel } from '../model';
 
 const ENTITIES: Record<string, string> = {
   '&': '&amp;',
@@ -327,6 +327,7 @@ export function toHtml(summary: RunSummary): string {
     ['Server', `<code>${esc(summary.baseUrl)}</code>`],
     ['Profile', esc(summary.profile)],
     ['Schema version', summary.schemaVersion === null ? 'not declared' : esc(summary.schemaVersion)],
+    ['Judged by', esc(revisionLabel(summary))],
     ['Started', `<time>${esc(summary.startedAt)}</time>`],
     ['Duration', esc(duration(summary.durationMs))],
     ['Checks', esc(total)],

@@ -1,4 +1,5 @@
 import type { CheckResult, RecordedExchange, RunSummary } from '../model';
+import { revisionLabel } from '../model';
 
 const SUITE_NAME = 'ixapi-conformance';
 
@@ -121,6 +122,7 @@ export function toJUnitXml(summary: RunSummary): string {
     baseUrl: summary.baseUrl,
     profile: summary.profile,
     schemaVersion: summary.schemaVersion ?? 'not declared',
+    schemaRevision: revisionLabel(summary),
     startedAt: summary.startedAt,
   };
   const lines = [

@@ -35,6 +35,7 @@ function summaryOf(results: CheckResult[], warnings: string[] = []): RunSummary 
     baseUrl: 'https://ix.example/api/v2',
     profile: 'read',
     schemaVersion: '2.6.0',
+    schemaRevision: '2.6.0',
     startedAt: '2025-01-02T03:04:05.000Z',
     durationMs: 12_345,
     counts,

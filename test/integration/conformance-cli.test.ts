@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RunSummary } from '../../conformance';
+import { stack } from '../support/stack';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'conformance/cli.ts'), ...args],
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('the conformance CLI', function () {
+  this.timeout(150_000);
+  const dir = mkdtempSync(path.join(tmpdir(), 'ixapi-conformance-cli-'));
+  const credentialsFile = path.join(dir, 'credentials.json');
+
+  before(() => {
+    const of = (accountId: string) => {
+      const c = stack().credentials.find((credential) => credential.accountId === accountId)!;
+      return { api_key: c.apiKey, api_secret: c.apiSecret };
+    };
+    writeFileSync(
+      credentialsFile,
+      JSON.stringify({ primary: of('acc-transit-partners'), secondary: of('acc-thames-cloud') }),
+    );
+  });
+
+  it('runs the selected checks, shows progress and writes every report', async () => {
+    const files = { json: 'r.json', junit: 'r.xml', html: 'r.html' };
+    const result = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      credentialsFile,
+      '--only',
+      'DISC-,AUTH-,PAG-facilities_list',
+      ...Object.entries(files).flatMap(([kind, file]) => [`--${kind}`, path.join(dir, file)]),
+    ]);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /PASS.*DISC-001/);
+    assert.match(result.stdout, /PASSED: no FAIL and no TIMEOUT/);
+    assert.match(result.stdout, /Judged: +schema revision 2\.6\.0/);
+    const summary = JSON.parse(readFileSync(path.join(dir, files.json), 'utf8')) as RunSummary;
+    assert.ok(summary.results.length >= 12);
+    assert.ok(summary.results.every((r) => /^(DISC|AUTH|PAG)-/.test(r.id)));
+    assert.equal(summary.counts.FAIL, 0);
+    assert.match(
+      readFileSync(path.join(dir, files.junit), 'utf8'),
+      /^<\?xml[^]*<testsuite [^]*<\/testsuite>\s*$/,
+    );
+    const html = readFileSync(path.join(dir, files.html), 'utf8');
+    assert.match(html, /^<!DOCTYPE html>/i);
+    assert.ok(html.includes('PAG-facilities_list'));
+    // Evidence never carries the secrets it was run with.
+    const secret = (JSON.parse(readFileSync(credentialsFile, 'utf8')) as { primary: { api_secret: string } })
+      .primary.api_secret;
+    for (const file of Object.values(files))
+      assert.ok(!readFileSync(path.join(dir, file), 'utf8').includes(secret), `${file} shows the secret`);
+  });
+
+  it('exits 1 when checks fail, with the reasons', async () => {
+    const wrong = path.join(dir, 'wrong.json');
+    writeFileSync(wrong, JSON.stringify({ primary: { api_key: 'nobody', api_secret: 'nothing' } }));
+    const result = await cli(['--base-url', stack().baseUrl, '--credentials', wrong, '--only', 'AUTH-001']);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout, /FAIL/);
+  });
+
+  it('exits 2 with a clear message for a usage error', async () => {
+    const missing = await cli(['--credentials', credentialsFile]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--base-url/);
+    const profile = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      credentialsFile,
+      '--profile',
+      'x',
+    ]);
+    assert.equal(profile.code, 2);
+    assert.match(profile.stderr, /--profile is read or full/);
+    const unreadable = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      path.join(dir, 'none.json'),
+    ]);
+    assert.equal(unreadable.code, 2);
+    assert.match(unreadable.stderr, /cannot read credentials/);
+    const unknown = await cli(['--base-url', stack().baseUrl, '--credentials', credentialsFile, '--colour']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /--colour/);
+    assert.match(unknown.stderr, /Exit code: 0 when/);
+  });
+});
