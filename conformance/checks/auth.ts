@@ -174,6 +174,46 @@ export const AUTH_CHECKS: CheckDefinition[] = [
       );
     },
   },
+  {
+    id: 'AUTH-008',
+    title: 'Credentials of the wrong length are refused as invalid input',
+    clause:
+      'Authentication: api_key has exactly 16 characters and api_secret exactly 86; other lengths are a 400 validation error naming the field.',
+    operations: ['auth_token_create'],
+    requires: [],
+    safety: 'read',
+    async run(t) {
+      const { api_key, api_secret } = t.suite.options.credentials.primary;
+      const cases = [
+        { field: 'api_key', body: { api_key: `${api_key}x`, api_secret } },
+        { field: 'api_key', body: { api_key: api_key.slice(0, 15), api_secret } },
+        { field: 'api_secret', body: { api_key, api_secret: `${api_secret}x` } },
+      ];
+      for (const { field, body } of cases) {
+        const length = body[field as keyof typeof body].length;
+        const response = await t.call('auth_token_create', { role: null, body });
+        if (response.status === 401) {
+          // Refusing as wrong credentials keeps the secret; only the error type is imprecise.
+          t.should(false, `a ${field} of ${length} characters answered 401, not a 400 validation error`);
+          continue;
+        }
+        if (
+          !t.must(
+            response.status === 400,
+            `a ${field} of ${length} characters answered ${response.status}, not 400`,
+          )
+        )
+          continue;
+        const names = ((response.body as { properties?: Array<{ name?: unknown }> })?.properties ?? []).map(
+          (p) => String(p.name),
+        );
+        t.must(
+          names.includes(field),
+          `the 400 for a ${field} of ${length} characters names ${JSON.stringify(names)}`,
+        );
+      }
+    },
+  },
 ];
 
 const PUBLIC = new Set([

@@ -51,6 +51,8 @@ interface ListOperation {
   read?: string;
   path: string;
   filters: Array<{ name: string; type?: string; enumValues?: unknown[] }>;
+  /** Whether the operation declares the `fields` projection parameter. */
+  projectable: boolean;
 }
 
 /** Every list operation of the document with its read operation and its filters. */
@@ -60,18 +62,23 @@ export function listOperations(document: OpenApiDocument): ListOperation[] {
     .filter(
       (op) => op.method === 'get' && !op.path.includes('{') && op.operation.responses['206'] !== undefined,
     )
-    .map((op) => ({
-      list: op.operationId,
-      read: all.find((other) => other.method === 'get' && other.path === `${op.path}/{id}`)?.operationId,
-      path: op.path,
-      filters: operationParameters(document, op.path, op.method, op.operation, 'query')
-        .map(([parameter]) => parameter)
-        .filter((parameter) => !COMMON.has(parameter.name))
-        .map((parameter) => {
-          const schema = (parameter.schema ?? {}) as { type?: string; enum?: unknown[] };
-          return { name: parameter.name, type: schema.type, enumValues: schema.enum };
-        }),
-    }));
+    .map((op) => {
+      const parameters = operationParameters(document, op.path, op.method, op.operation, 'query').map(
+        ([parameter]) => parameter,
+      );
+      return {
+        list: op.operationId,
+        read: all.find((other) => other.method === 'get' && other.path === `${op.path}/{id}`)?.operationId,
+        path: op.path,
+        filters: parameters
+          .filter((parameter) => !COMMON.has(parameter.name))
+          .map((parameter) => {
+            const schema = (parameter.schema ?? {}) as { type?: string; enum?: unknown[] };
+            return { name: parameter.name, type: schema.type, enumValues: schema.enum };
+          }),
+        projectable: parameters.some((parameter) => parameter.name === 'fields'),
+      };
+    });
 }
 
 interface PagePosition {
@@ -109,6 +116,56 @@ export function positionProblems(walk: readonly PagePosition[], limit: number, i
 
 function sameValue(actual: unknown, wanted: unknown): boolean {
   return String(actual) === String(wanted);
+}
+
+const isScalar = (value: unknown) => ['string', 'number', 'boolean'].includes(typeof value);
+
+interface Condition {
+  name: string;
+  value: unknown;
+}
+
+const query = (conditions: readonly Condition[]) =>
+  conditions.map((c) => `${encodeURIComponent(c.name)}=${encodeURIComponent(String(c.value))}`).join('&');
+
+const matching = (items: readonly Item[], conditions: readonly Condition[]) =>
+  items.filter((item) => conditions.every((c) => sameValue(item[c.name], c.value)));
+
+/**
+ * Two property filters whose conjunction differs from each of them alone, so that a server
+ * applying only one of them, or either of them, shows. Undefined when the data has no such pair.
+ */
+export function distinguishingPair(
+  items: readonly Item[],
+  filters: readonly string[],
+): Condition[] | undefined {
+  for (const item of items.slice(0, 50)) {
+    const conditions = filters
+      .filter((name) => isScalar(item[name]))
+      .map((name) => ({ name, value: item[name] }));
+    for (const [i, first] of conditions.entries()) {
+      for (const second of conditions.slice(i + 1)) {
+        const both = matching(items, [first, second]).length;
+        if (both < matching(items, [first]).length && both < matching(items, [second]).length)
+          return [first, second];
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A property filter that keeps at least two items but not all of them, to page through. */
+function narrowingCondition(items: readonly Item[], filters: readonly string[]): Condition | undefined {
+  for (const name of filters) {
+    const counts = new Map<string, number>();
+    for (const item of items)
+      if (isScalar(item[name])) counts.set(String(item[name]), (counts.get(String(item[name])) ?? 0) + 1);
+    for (const [value, count] of counts) {
+      if (count >= 2 && count < items.length)
+        return { name, value: items.find((item) => String(item[name]) === value)![name] };
+    }
+  }
+  return undefined;
 }
 
 /** The generated checks of one list operation: contract, pagination, filters, reads. */
@@ -245,7 +302,90 @@ function checksFor(op: ListOperation): CheckDefinition[] {
         );
       },
     },
+    {
+      id: `CMB-${op.list}`,
+      title: `GET ${op.path} combines filters with each other and with pagination`,
+      clause:
+        'Filters: several filters keep only the items that match all of them; filtered lists page like any other, counting and walking only the matching items.',
+      operations: [op.list],
+      safety: 'read',
+      async run(t) {
+        if (!op.filters.length) t.notApplicable(`${op.list} declares no property filters`);
+        const items = await wholeCollection(t, op.list);
+        const names = op.filters.map((filter) => filter.name);
+        let tried = 0;
+        const pair = distinguishingPair(items, names);
+        if (pair) {
+          tried += 1;
+          const found = idsOf(t.items(await t.call(op.list, { query: query(pair) })));
+          const expected = idsOf(matching(items, pair));
+          t.must(
+            isDeepStrictEqual(found, expected),
+            `${query(pair)} gave ${found.length} items; ${expected.length} match both filters`,
+          );
+        }
+        const narrowing = narrowingCondition(items, names);
+        if (narrowing) {
+          tried += 1;
+          const expected = idsOf(matching(items, [narrowing]));
+          const first = await t.call(op.list, { query: `${query([narrowing])}&page_limit=1` });
+          t.must(first.status === 206, `a filtered page answered ${first.status}, not 206`);
+          t.must(
+            first.headers['x-pagination-items'] === String(expected.length),
+            `${query([narrowing])} with page_limit=1 says X-Pagination-Items ${first.headers['x-pagination-items']}; ${expected.length} items match`,
+          );
+          const seen = idsOf(t.items(first));
+          const token = await t.token();
+          let next = first.headers['x-pagination-next'];
+          for (let page = 1; next && page <= expected.length; page += 1) {
+            const response = await t.send({ method: 'GET', path: next, token });
+            t.contract(op.list, response);
+            if (response.status !== 206) break;
+            seen.push(...idsOf(t.items(response)));
+            next = response.headers['x-pagination-next'];
+          }
+          t.must(
+            isDeepStrictEqual(seen, expected),
+            `walking the filtered pages visited ${seen.length} items; ${expected.length} match ${query([narrowing])}`,
+          );
+        }
+        if (!tried)
+          t.inconclusive('no items hold values that two filters, or one paged filter, could tell apart');
+      },
+    },
   ];
+  if (op.projectable) {
+    checks.push({
+      id: `FLD-${op.list}`,
+      title: `GET ${op.path} projects items onto the requested fields`,
+      clause: 'Collections: fields=a,b returns each item with only the named properties.',
+      operations: [op.list],
+      safety: 'read',
+      async run(t) {
+        const items = await wholeCollection(t, op.list);
+        if (!items.length) t.inconclusive('the collection is empty; there is nothing to project');
+        const wanted = ['id', 'name'];
+        const response = await t.call(op.list, { query: `fields=${wanted.join(',')}` });
+        const found = t.items(response);
+        t.must(
+          found.length === items.length,
+          `fields changed the number of items (${found.length} of ${items.length})`,
+        );
+        // A polymorphic item keeps its discriminator, which says how to read the rest.
+        const extra = new Set(
+          found.flatMap((item) => Object.keys(item).filter((key) => !wanted.includes(key) && key !== 'type')),
+        );
+        t.must(extra.size === 0, `fields=${wanted.join(',')} still returns ${[...extra].join(', ')}`);
+        const lost = found.filter((item, i) =>
+          wanted.some((key) => key in (items[i] ?? {}) && !(key in item)),
+        );
+        t.must(
+          lost.length === 0,
+          `fields=${wanted.join(',')} dropped requested properties of ${lost.length} item(s)`,
+        );
+      },
+    });
+  }
   if (op.read) {
     const read = op.read;
     checks.push({

@@ -5,6 +5,25 @@ const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence'
 
 type Item = Record<string, unknown>;
 
+/** Properties the judged document marks sensitive in the schemas whose names match. */
+function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
+  const schemas = t.suite.document.components.schemas as Record<
+    string,
+    { properties?: Record<string, { 'x-sensitive'?: boolean }> }
+  >;
+  const found = new Set<string>();
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (!names.test(name)) continue;
+    for (const [property, definition] of Object.entries(schema.properties ?? {}))
+      if (definition['x-sensitive'] === true) found.add(property);
+  }
+  return found;
+}
+
+/** Absent, null or the zero value a redacted required property takes. */
+const isZero = (value: unknown) =>
+  value === null || value === undefined || value === '' || value === 0 || value === false;
+
 /** Redaction rules hold only where the judged revision marks account properties sensitive. */
 const redacts = (t: CheckContext) => t.suite.sensitive.has('legal_name');
 const NO_SENSITIVE_MARKS =
@@ -156,6 +175,46 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
         Array.isArray(found.body) && !(found.body as Item[]).some((a) => a.id === primary),
         'another account finds the primary account by its external_ref',
       );
+    },
+  },
+  {
+    id: 'ISO-006',
+    title: 'Shared network services hide their sensitive properties from other accounts',
+    clause:
+      "Redaction: a network service shown outside its accounts' scope hides its sensitive properties; required ones take zero values ('', 0, false). Public services are visible to every account.",
+    operations: ['network_services_list', 'accounts_list'],
+    safety: 'read',
+    async run(t) {
+      const roles = t.suite.hasCredentials('secondary')
+        ? (['primary', 'secondary'] as const)
+        : (['primary'] as const);
+      const sensitive = sensitiveOfSchemas(t, /NetworkService$/);
+      const shared = new Map<string, Set<string>>();
+      for (const role of roles) {
+        const scope = await scopeOf(t, role);
+        const ids = new Set<string>();
+        for (const service of await wholeCollection(t, 'network_services_list', role)) {
+          if (scope.has(String(service.managing_account)) || scope.has(String(service.consuming_account)))
+            continue;
+          ids.add(String(service.id));
+          const shown = Object.keys(service).filter((key) => sensitive.has(key) && !isZero(service[key]));
+          t.must(
+            shown.length === 0,
+            `${role} sees ${shown.join(', ')} of network service ${String(service.id)} outside its scope`,
+          );
+        }
+        shared.set(role, ids);
+      }
+      if (![...shared.values()].some((ids) => ids.size))
+        t.inconclusive('no account sees a network service outside its scope');
+      const secondary = shared.get('secondary');
+      if (secondary) {
+        const hidden = [...(shared.get('primary') ?? [])].filter((id) => !secondary.has(id));
+        t.should(
+          hidden.length === 0,
+          `services shared with the primary account are hidden from the secondary one: ${hidden.slice(0, 5).join(', ')}`,
+        );
+      }
     },
   },
   {

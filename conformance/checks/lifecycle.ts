@@ -77,7 +77,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
     id: 'LIFE-001',
     title: 'An account can be created, read, changed and deleted',
     clause:
-      'Accounts: POST answers 201 with the account; PATCH changes it; DELETE answers with the account and it is gone.',
+      'Accounts: POST answers 201 with the account; PATCH changes it; DELETE answers with the account and it is gone. Pagination: X-Pagination-Token changes when the collection changes.',
     operations: [
       'accounts_create',
       'accounts_read',
@@ -88,7 +88,10 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
     safety: 'mutate',
     async run(t) {
       const marker = `conformance-${randomBytes(6).toString('hex')}`;
+      const pageToken = async () =>
+        (await t.call('accounts_list', { query: 'page_limit=1' })).headers['x-pagination-token'];
       try {
+        const before = await pageToken();
         const account = await create(
           t,
           'accounts_create',
@@ -102,6 +105,11 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
         );
         if (!account) return;
         const id = String(account.id);
+        const after = await pageToken();
+        t.must(
+          before !== undefined && after !== before,
+          `X-Pagination-Token of the account list stayed ${String(before)} after an account was added`,
+        );
         t.must(
           ['requested', 'production', undefined].includes(account.state as string),
           `a new account is ${String(account.state)}`,

@@ -467,6 +467,33 @@ function filterFaults(): Fault[] {
       },
     },
     {
+      id: 'filter-first-only',
+      description: 'of several property filters only the first is applied',
+      request(req) {
+        if (req.method !== 'GET') return req;
+        return editQuery(req, (query) => {
+          const filters = [...new Set(query.keys())].filter((name) => !COMMON_PARAMETERS.has(name));
+          for (const name of filters.slice(1)) query.delete(name);
+        });
+      },
+    },
+    {
+      id: 'filter-dropped-when-paging',
+      description: 'property filters are ignored as soon as page_limit is given',
+      request(req) {
+        if (req.method !== 'GET') return req;
+        return editQuery(req, (query) => {
+          if (!query.has('page_limit')) return;
+          for (const name of [...query.keys()]) if (!COMMON_PARAMETERS.has(name)) query.delete(name);
+        });
+      },
+    },
+    {
+      id: 'fields-ignored',
+      description: 'the fields projection is ignored: whole items come back',
+      request: (req) => (req.method === 'GET' ? editQuery(req, (query) => query.delete('fields')) : req),
+    },
+    {
       id: 'filter-bad-value-accepted',
       description: 'a filter value the server refuses is silently dropped instead of answering 400',
       async response(res, req, forward) {
@@ -639,6 +666,19 @@ function authFaults(): Fault[] {
   let lastAccepted: string | undefined;
   let lastRefresh: string | undefined;
   return [
+    {
+      id: 'auth-long-credentials-500',
+      description: 'POST /auth/token fails with 500 when api_key or api_secret is longer than allowed',
+      request(req) {
+        if (!targets(req, 'POST', '/auth/token')) return req;
+        const body = readJson(req);
+        const tooLong =
+          isItem(body) &&
+          ((typeof body.api_key === 'string' && body.api_key.length > 16) ||
+            (typeof body.api_secret === 'string' && body.api_secret.length > 86));
+        return tooLong ? problemResponse(500, 'server-error', 'value too long for column') : req;
+      },
+    },
     {
       id: 'auth-token-200',
       description: 'POST /auth/token answers 200 instead of 201',
@@ -821,6 +861,18 @@ function isolationFaults(): Fault[] {
                   },
                 },
               }
+            : undefined,
+        );
+      },
+    },
+    {
+      id: 'isolation-service-leak-sensitive',
+      description: 'network services show an external_ref to every caller, whoever manages them',
+      response(res, req) {
+        if (req.method !== 'GET' || !/\/network-services(?:\/[^/]+)?$/.test(pathnameOf(req))) return res;
+        return editObjects(res, req, (item) =>
+          'managing_account' in item && !item.external_ref
+            ? { ...item, external_ref: 'leaked-ref' }
             : undefined,
         );
       },

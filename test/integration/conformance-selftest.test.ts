@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { RunSummary } from '../../conformance';
 import { runConformance } from '../../conformance';
 import type { Fault, ProxiedRequest } from '../../conformance/selftest/faults';
@@ -168,6 +171,20 @@ describe('conformance suite: applicability and revisions', function () {
     assert.equal(summary.schemaRevision, 'older');
     assert.ok(summary.warnings.some((w) => w.includes('older than 2.6.0')));
     assert.equal(summary.results.find((r) => r.id === 'ISO-002')?.outcome, 'NOT_APPLICABLE');
+  });
+
+  it('catches, in the full profile, a page token that stays the same when the collection changes', async () => {
+    proxy.setFault(FAULTS.find((fault) => fault.id === 'pagination-token-never-changes')!);
+    const summary = await runConformance({
+      baseUrl: proxy.url,
+      profile: 'full',
+      only: ['LIFE-001'],
+      ledgerFile: path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-selftest-')), 'ledger.jsonl'),
+      credentials: { primary: credentialsOf('acc-transit-partners') },
+    });
+    const life = summary.results.find((r) => r.id === 'LIFE-001')!;
+    assert.equal(life.outcome, 'FAIL', describeResult(life));
+    assert.match(describeResult(life), /X-Pagination-Token of the account list stayed/);
   });
 
   it('fails a state the older revision does not have, which 2.6.0 accepts', async () => {

@@ -115,10 +115,20 @@ function fakeUpstream(req: IncomingMessage, res: ServerResponse, raw: Buffer) {
       .getAll('id')
       .flatMap((v) => v.split(','))
       .filter(Boolean);
+    const speed = query.get('speed');
     const items = THINGS.filter(
       (t) =>
-        t.managing_account === caller && (!ids.length || ids.includes(t.id)) && (!state || t.state === state),
+        t.managing_account === caller &&
+        (!ids.length || ids.includes(t.id)) &&
+        (!state || t.state === state) &&
+        (!speed || String(t.speed) === speed),
     );
+    const fields = query.get('fields')?.split(',');
+    if (fields)
+      return send(
+        200,
+        items.map((t) => Object.fromEntries(Object.entries(t).filter(([key]) => fields.includes(key)))),
+      );
     if (!query.has('page_limit')) return send(200, items);
     const limit = Number(query.get('page_limit'));
     const offset = Number(query.get('page_offset') ?? 0);
@@ -147,6 +157,11 @@ function fakeUpstream(req: IncomingMessage, res: ServerResponse, raw: Buffer) {
   if (req.method === 'GET' && thing) {
     const found = THINGS.find((t) => t.id === thing[1] && t.managing_account === caller);
     return found ? send(200, found) : send(404, problem(404, 'not-found', 'No such thing.'));
+  }
+  if (req.method === 'GET' && path === '/network-services') {
+    return send(200, [
+      { id: 'ns-1', managing_account: 'acc-0', consuming_account: 'acc-0', external_ref: null },
+    ]);
   }
   if (req.method === 'GET' && path === '/accounts') {
     return send(
@@ -202,6 +217,11 @@ const SCRIPT: Step[] = [
   { method: 'GET', path: '/accounts', token: 'B1' },
   { method: 'GET', path: '/accounts/acc-1', token: 'B1' },
   { method: 'GET', path: '/things?id=t1', token: 'B1' },
+  { method: 'GET', path: '/things?state=production&speed=1000', token: 'A1' },
+  { method: 'GET', path: '/things?state=requested&page_limit=2', token: 'A1' },
+  { method: 'GET', path: '/things?fields=id,name', token: 'A1' },
+  { method: 'POST', path: '/auth/token', body: { api_key: `k1${'x'.repeat(20)}`, api_secret: 's1' } },
+  { method: 'GET', path: '/network-services', token: 'B1' },
 ];
 const LOGIN = 0;
 const HEALTH = 7;
