@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Credentials } from './index';
 import { cleanUpLedger, passed, runConformance } from './index';
+import { parseExpectedFailures } from './model';
 import { formatProgress, formatSummary } from './reports/console';
 import { toHtml } from './reports/html';
 import { toJson } from './reports/json';
@@ -23,16 +24,30 @@ const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specif
   --html FILE          single-file HTML report
   --only IDS           comma-separated check ids or prefixes (PAG-, AUTH-001)
   --skip IDS           comma-separated check ids or prefixes to leave out
+  --expected-failures FILE
+                       check ids (one a line, # comments) known to fail: they do not fail the run,
+                       but one that stops failing does
 
 Exit code: 0 when no check failed or timed out, 1 otherwise, 2 for a usage error.`;
 
 class UsageError extends Error {}
 
+function readText(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read ${what} from ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
 function readCredentials(file: string): Credentials {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    parsed = JSON.parse(readText(file, 'credentials'));
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(
       `cannot read credentials from ${file}: ${error instanceof Error ? error.message : String(error)}`,
     );
@@ -75,6 +90,7 @@ function parse(argv: string[]) {
         html: { type: 'string' },
         only: { type: 'string' },
         skip: { type: 'string' },
+        'expected-failures': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -109,6 +125,9 @@ export async function main(argv: string[]): Promise<number> {
   if (values.profile !== 'read' && values.profile !== 'full')
     throw new UsageError('--profile is read or full');
 
+  const expectedFailures = values['expected-failures']
+    ? parseExpectedFailures(readText(values['expected-failures'], 'expected failures'))
+    : undefined;
   const colour = process.stdout.isTTY === true;
   const summary = await runConformance({
     baseUrl,
@@ -116,6 +135,7 @@ export async function main(argv: string[]): Promise<number> {
     profile: values.profile,
     only: list(values.only),
     skip: list(values.skip),
+    expectedFailures,
     ledgerFile: values.profile === 'full' ? ledgerFile : undefined,
     onResult: (result, index, total) =>
       process.stdout.write(`${formatProgress(result, index, total, { colour })}\n`),

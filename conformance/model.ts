@@ -45,6 +45,20 @@ export interface CheckResult {
   durationMs: number;
 }
 
+/**
+ * Known failures a user lists so that a run passes while they are being fixed; a listed check that
+ * stops failing fails the run, so the list cannot go stale.
+ */
+export interface Expectations {
+  listed: string[];
+  /** Listed checks that failed or timed out, as expected. */
+  stillFailing: string[];
+  /** Listed checks that passed or only warned: remove them from the list. */
+  nowPassing: string[];
+  /** Listed ids this run has no result for (unknown, or left out by --only/--skip). */
+  unmatched: string[];
+}
+
 /** How a report names the revision a run was judged by. */
 export const revisionLabel = (summary: Pick<RunSummary, 'schemaRevision'>): string =>
   summary.schemaRevision === 'older' ? 'the older schema revision (before 2.6.0)' : 'schema revision 2.6.0';
@@ -63,4 +77,36 @@ export interface RunSummary {
   counts: Record<Outcome, number>;
   results: CheckResult[];
   warnings: string[];
+  expectations?: Expectations;
 }
+
+const broken = (result: CheckResult) => result.outcome === 'FAIL' || result.outcome === 'TIMEOUT';
+
+/** Compares a run with the list of checks expected to fail. */
+export function expectationsOf(results: readonly CheckResult[], listed: readonly string[]): Expectations {
+  const byId = new Map(results.map((result) => [result.id, result]));
+  const unique = [...new Set(listed)];
+  return {
+    listed: unique,
+    stillFailing: unique.filter((id) => byId.has(id) && broken(byId.get(id)!)),
+    nowPassing: unique.filter((id) => ['PASS', 'WARN'].includes(byId.get(id)?.outcome ?? '')),
+    unmatched: unique.filter((id) => !byId.has(id)),
+  };
+}
+
+/** Failed or timed-out checks that the expectations do not excuse. */
+export const unexpectedFailures = (summary: RunSummary): CheckResult[] => {
+  const excused = new Set(summary.expectations?.stillFailing ?? []);
+  return summary.results.filter((result) => broken(result) && !excused.has(result.id));
+};
+
+/** A passing run has no FAIL or TIMEOUT that is not expected, and no expected failure that went away. */
+export const runPassed = (summary: RunSummary): boolean =>
+  unexpectedFailures(summary).length === 0 && !summary.expectations?.nowPassing.length;
+
+/** Reads an expected-failures list: one check id a line; `#` starts a comment. */
+export const parseExpectedFailures = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean);

@@ -7,6 +7,7 @@ import { DISCOVERY_CHECKS } from './discovery';
 import { ERROR_CHECKS } from './errors';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
+import { statusChecks } from './statuses';
 
 /** The registry: every check, in the order a run takes them (discovery first, mutations last). */
 export function allChecks(document: OpenApiDocument): CheckDefinition[] {
@@ -17,6 +18,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...tokenRequiredChecks(document),
     ...collectionChecks(document),
     ...ISOLATION_CHECKS,
+    ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
   ];
   const ids = new Set<string>();

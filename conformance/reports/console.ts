@@ -1,5 +1,5 @@
 import type { CheckResult, Finding, Outcome, RunSummary } from '../model';
-import { OUTCOMES, revisionLabel } from '../model';
+import { OUTCOMES, revisionLabel, runPassed, unexpectedFailures } from '../model';
 
 export interface ConsoleOptions {
   /** Colour the output with ANSI escapes; off by default so that logs and pipes stay plain. */
@@ -144,7 +144,37 @@ export function formatSummary(summary: RunSummary, options: ConsoleOptions = {})
     for (const warning of summary.warnings) lines.push(`  - ${clean(warning, '    ')}`);
   }
 
+  const expectations = summary.expectations;
+  if (expectations) {
+    lines.push('');
+    lines.push(
+      `Expected failures: ${expectations.stillFailing.length} of ${expectations.listed.length} listed still fail`,
+    );
+    if (expectations.nowPassing.length)
+      lines.push(
+        paint(
+          `  no longer failing, remove from the list: ${clean(expectations.nowPassing.join(', '))}`,
+          'FAIL',
+          colour,
+        ),
+      );
+  }
+
   lines.push('');
+  if (expectations) {
+    const unexpected = unexpectedFailures(summary).length;
+    const passed = runPassed(summary);
+    lines.push(
+      paint(
+        passed
+          ? `PASSED: no unexpected FAIL or TIMEOUT among ${summary.results.length} checks`
+          : `FAILED: ${unexpected} unexpected FAIL or TIMEOUT, ${expectations.nowPassing.length} expected failure(s) gone, among ${summary.results.length} checks`,
+        passed ? 'PASS' : 'FAIL',
+        colour,
+      ),
+    );
+    return lines.join('\n');
+  }
   const broken = counts.FAIL + counts.TIMEOUT;
   lines.push(
     broken === 0

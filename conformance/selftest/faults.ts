@@ -648,6 +648,12 @@ function errorFaults(): Fault[] {
         },
       } satisfies Fault;
     })(),
+    {
+      id: 'mutation-of-unknown-200',
+      description: 'PUT, PATCH and DELETE of a resource that does not exist answer 200 instead of 404',
+      response: (res, req) =>
+        ['PUT', 'PATCH', 'DELETE'].includes(req.method) && res.status === 404 ? jsonResponse(200, {}) : res,
+    },
   ];
 }
 

@@ -77,6 +77,37 @@ describe('the conformance CLI', function () {
     assert.match(result.stdout, /FAIL/);
   });
 
+  it('passes with a listed expected failure, and fails once a listed check stops failing', async () => {
+    const wrong = path.join(dir, 'wrong-again.json');
+    writeFileSync(wrong, JSON.stringify({ primary: { api_key: 'nobody', api_secret: 'nothing' } }));
+    const expected = path.join(dir, 'expected.txt');
+    writeFileSync(expected, '# known\nAUTH-001\n');
+    const excused = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      wrong,
+      '--only',
+      'AUTH-001',
+      '--expected-failures',
+      expected,
+    ]);
+    assert.equal(excused.code, 0, excused.stdout + excused.stderr);
+    assert.match(excused.stdout, /Expected failures: 1 of 1 listed still fail/);
+    const fixed = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      credentialsFile,
+      '--only',
+      'AUTH-001',
+      '--expected-failures',
+      expected,
+    ]);
+    assert.equal(fixed.code, 1, fixed.stdout + fixed.stderr);
+    assert.match(fixed.stdout, /no longer failing, remove from the list: AUTH-001/);
+  });
+
   it('exits 2 with a clear message for a usage error', async () => {
     const missing = await cli(['--credentials', credentialsFile]);
     assert.equal(missing.code, 2);

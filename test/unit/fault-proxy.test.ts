@@ -222,6 +222,7 @@ const SCRIPT: Step[] = [
   { method: 'GET', path: '/things?fields=id,name', token: 'A1' },
   { method: 'POST', path: '/auth/token', body: { api_key: `k1${'x'.repeat(20)}`, api_secret: 's1' } },
   { method: 'GET', path: '/network-services', token: 'B1' },
+  { method: 'DELETE', path: '/things/nope', token: 'A1' },
 ];
 const LOGIN = 0;
 const HEALTH = 7;
