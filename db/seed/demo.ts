@@ -69,6 +69,7 @@ export const DEMO_ACCOUNTS: DemoAccount[] = [
       address: resellerAddress,
       billing_information: billing('Transit Partners B.V.', resellerAddress, 'NL123456789B01'),
       discoverable: true,
+      external_ref: 'crm-tp-1001',
     },
   },
   {
