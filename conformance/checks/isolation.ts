@@ -218,6 +218,40 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
     },
   },
   {
+    id: 'ISO-007',
+    title: "Another account's account cannot be changed: 403 when visible, 404 when not",
+    clause:
+      'Authorisation: a resource the caller may see but not change answers 403 permission-denied to a change; one it may not see answers 404.',
+    operations: ['accounts_partial_update', 'accounts_read'],
+    safety: 'read',
+    async run(t) {
+      if (!t.suite.hasCredentials('secondary'))
+        t.notApplicable('no credentials for a second account were given');
+      const primary = (await t.session('primary')).accountId;
+      if (!primary) t.inconclusive('the primary token does not name its account');
+      const seen = await t.call('accounts_read', { id: primary, role: 'secondary' });
+      // An empty patch changes nothing, even on a server that wrongly lets it through.
+      const patched = await t.call('accounts_partial_update', { id: primary, role: 'secondary', body: {} });
+      const type = (patched.body as { type?: unknown } | undefined)?.type;
+      if (seen.status === 200) {
+        t.must(
+          patched.status === 403,
+          `another account's PATCH of a visible account answered ${patched.status}, not 403`,
+        );
+        if (patched.status === 403)
+          t.must(
+            typeof type === 'string' && type.endsWith('/permission-denied.html'),
+            `the 403 has the problem type ${JSON.stringify(type)}, not permission-denied`,
+          );
+      } else {
+        t.must(
+          patched.status === 404,
+          `another account's PATCH of an invisible account answered ${patched.status}, not 404 (a 403 would reveal it exists)`,
+        );
+      }
+    },
+  },
+  {
     id: 'ISO-005',
     title: 'Pagination counts only what the caller may see',
     clause: 'Visibility: invisible resources do not count in X-Pagination-Items.',

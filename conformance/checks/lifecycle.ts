@@ -56,17 +56,55 @@ export async function cleanUp(t: CheckContext): Promise<void> {
   }
 }
 
-/** Polls a resource until `arrived` holds, within the check's deadline (which ends it as TIMEOUT). */
+/** States a resource has left for good once it reached one of the listed later states. */
+const ENDS: Record<string, readonly string[]> = {
+  // Being taken down: provisioning states do not come back.
+  decommission_requested: ['requested', 'allocated', 'testing', 'scheduled'],
+  decommissioned: [
+    'requested',
+    'allocated',
+    'testing',
+    'scheduled',
+    'production',
+    'production_change_pending',
+    'decommission_requested',
+  ],
+  cancelled: ['requested', 'allocated', 'testing', 'scheduled', 'production', 'production_change_pending'],
+};
+
+/**
+ * Whether a state seen after another goes against the lifecycle: nothing follows archived, and a
+ * resource being decommissioned or cancelled does not go back to being provisioned. Polling can
+ * miss states in between, so only steps that no path of the lifecycle allows are refused.
+ */
+export function stateStepProblem(from: string, to: string): string | undefined {
+  if (from === to) return undefined;
+  if (from === 'archived') return `went from archived to ${to}; nothing follows archived`;
+  if (ENDS[from]?.includes(to)) return `went back from ${from} to ${to}`;
+  return undefined;
+}
+
+/**
+ * Polls a resource until `arrived` holds, within the check's deadline (which ends it as TIMEOUT),
+ * holding every change of state it sees to the lifecycle.
+ */
 async function waitFor(
   t: CheckContext,
   read: string,
   id: string,
   arrived: (body: Record<string, unknown>) => boolean,
 ) {
+  let previous: string | undefined;
   for (;;) {
     const response = await t.call(read, { id });
-    if (response.status === 200 && arrived(response.body as Record<string, unknown>))
-      return response.body as Record<string, unknown>;
+    const body = response.body as Record<string, unknown>;
+    const state = response.status === 200 && typeof body?.state === 'string' ? body.state : undefined;
+    if (state && previous) {
+      const problem = stateStepProblem(previous, state);
+      t.must(problem === undefined, `${id} ${problem}`);
+    }
+    previous = state ?? previous;
+    if (response.status === 200 && arrived(body)) return body;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -146,7 +184,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
     id: 'LIFE-002',
     title: 'A new account reaches production once a contact holds the legal role',
     clause:
-      "Accounts: an account is usable in production; a legal contact is the exchange's requirement for on-boarding; role assignments refuse contacts lacking required fields.",
+      "Accounts: an account is usable in production; a legal contact is the exchange's requirement for on-boarding; role assignments refuse contacts lacking required fields. States: the states seen on the way follow the lifecycle (nothing after archived, no way back from decommissioning).",
     operations: [
       'accounts_create',
       'contacts_create',

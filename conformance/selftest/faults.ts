@@ -649,6 +649,12 @@ function errorFaults(): Fault[] {
       } satisfies Fault;
     })(),
     {
+      id: 'foreign-change-accepted',
+      description: 'a change the caller is not allowed to make answers 202 instead of 403',
+      response: (res, req) =>
+        ['PUT', 'PATCH', 'DELETE'].includes(req.method) && res.status === 403 ? jsonResponse(202, {}) : res,
+    },
+    {
       id: 'mutation-of-unknown-200',
       description: 'PUT, PATCH and DELETE of a resource that does not exist answer 200 instead of 404',
       response: (res, req) =>

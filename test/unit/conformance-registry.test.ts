@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { allChecks, uncoveredOperations } from '../../conformance/checks';
 import { positionProblems } from '../../conformance/checks/collections';
+import { stateStepProblem } from '../../conformance/checks/lifecycle';
 import { CHECKS_DOCUMENT, renderChecksDocument } from '../../conformance/document';
 import { loadSpec } from '../../spec';
 
@@ -38,5 +39,28 @@ describe('pagination positions', () => {
     assert.match(positionProblems(walk([0, 2], [0, 1], 2), 2, 4)[0], /X-Pagination-Page 0, expected 1/);
     assert.match(positionProblems(walk([0, 3], [1, 2], 2), 2, 4)[0], /X-Pagination-Offset 3, expected 2/);
     assert.match(positionProblems(walk([0, 2], [1, 2], 3), 2, 4)[0], /4 items in pages of 2 make 2/);
+  });
+});
+
+describe('the lifecycle a waiter holds states to', () => {
+  it('lets provisioning move on and skip states it did not see', () => {
+    for (const [from, to] of [
+      ['requested', 'production'],
+      ['requested', 'allocated'],
+      ['production', 'decommission_requested'],
+      ['decommission_requested', 'decommissioned'],
+      ['decommissioned', 'archived'],
+      ['requested', 'cancelled'],
+      ['error', 'production'],
+      ['production', 'production'],
+    ])
+      assert.equal(stateStepProblem(from, to), undefined, `${from} → ${to}`);
+  });
+
+  it('refuses steps back from taking down, and anything after archived', () => {
+    assert.match(stateStepProblem('archived', 'production')!, /nothing follows archived/);
+    assert.match(stateStepProblem('decommissioned', 'production')!, /went back/);
+    assert.match(stateStepProblem('decommission_requested', 'requested')!, /went back/);
+    assert.match(stateStepProblem('cancelled', 'testing')!, /went back/);
   });
 });

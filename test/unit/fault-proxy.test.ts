@@ -172,6 +172,11 @@ function fakeUpstream(req: IncomingMessage, res: ServerResponse, raw: Buffer) {
     );
   }
   const account = /^\/accounts\/([^/]+)$/.exec(path);
+  if (req.method === 'PATCH' && account && account[1] !== caller) {
+    return ACCOUNTS[account[1]]?.discoverable
+      ? send(403, problem(403, 'permission-denied', 'Not yours to change.'))
+      : send(404, problem(404, 'not-found', 'No such account.'));
+  }
   if (req.method === 'GET' && account) {
     const found = ACCOUNTS[account[1]];
     if (found?.id === caller) return send(200, found);
@@ -223,6 +228,7 @@ const SCRIPT: Step[] = [
   { method: 'POST', path: '/auth/token', body: { api_key: `k1${'x'.repeat(20)}`, api_secret: 's1' } },
   { method: 'GET', path: '/network-services', token: 'B1' },
   { method: 'DELETE', path: '/things/nope', token: 'A1' },
+  { method: 'PATCH', path: '/accounts/acc-2', token: 'A1', body: {} },
 ];
 const LOGIN = 0;
 const HEALTH = 7;
