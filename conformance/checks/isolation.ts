@@ -47,6 +47,13 @@ async function scopeOf(t: CheckContext, role: 'primary' | 'secondary'): Promise<
   return scope;
 }
 
+/** The primary account's id, for checks in which a second account looks at it. */
+async function primaryForSecondary(t: CheckContext): Promise<string> {
+  if (!t.suite.hasCredentials('secondary')) t.notApplicable('no credentials for a second account were given');
+  const primary = (await t.session('primary')).accountId;
+  return primary ?? t.inconclusive('the primary token does not name its account');
+}
+
 /** Redaction and isolation, seen from a second, unrelated account. */
 export const ISOLATION_CHECKS: CheckDefinition[] = [
   {
@@ -57,10 +64,7 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
     operations: ['accounts_read', 'accounts_list'],
     safety: 'read',
     async run(t) {
-      if (!t.suite.hasCredentials('secondary'))
-        t.notApplicable('no credentials for a second account were given');
-      const primary = (await t.session('primary')).accountId;
-      if (!primary) t.inconclusive('the primary token does not name its account');
+      const primary = await primaryForSecondary(t);
       const own = await t.call('accounts_read', { id: primary });
       const discoverable = (own.body as { discoverable?: unknown } | undefined)?.discoverable === true;
       const seen = await t.call('accounts_read', { id: primary, role: 'secondary' });
@@ -225,10 +229,7 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
     operations: ['accounts_partial_update', 'accounts_read'],
     safety: 'read',
     async run(t) {
-      if (!t.suite.hasCredentials('secondary'))
-        t.notApplicable('no credentials for a second account were given');
-      const primary = (await t.session('primary')).accountId;
-      if (!primary) t.inconclusive('the primary token does not name its account');
+      const primary = await primaryForSecondary(t);
       const seen = await t.call('accounts_read', { id: primary, role: 'secondary' });
       // An empty patch changes nothing, even on a server that wrongly lets it through.
       const patched = await t.call('accounts_partial_update', { id: primary, role: 'secondary', body: {} });
