@@ -3,6 +3,7 @@ import { SequelizeStorage, Umzug } from 'umzug';
 import * as initial from './migrations/0001-initial';
 import * as catalogue from './migrations/0002-catalogue';
 import * as access from './migrations/0003-access';
+import * as labFabric from './migrations/0004-lab-fabric';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -14,6 +15,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0001-initial', initial],
   ['0002-catalogue', catalogue],
   ['0003-access', access],
+  ['0004-lab-fabric', labFabric],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../config/config';
 import { openDatabase } from '../db';
 import { ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
+import { createLabStore } from '../activities/drivers/lab-store';
 import { seedDemo } from '../db/seed';
 import { searchAttributeFlags } from '../domain/search-attributes';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
@@ -194,6 +195,8 @@ async function prepareDatabase(config: Config): Promise<void> {
     const applied = await migrate(db.sequelize);
     say(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
     const accounts = await seedDemo(db, readDemoCredentials());
+    // The lab devices the provisioning worker drives mirror the catalogue's devices and ports.
+    await createLabStore(db.sequelize).syncFromCatalogue();
     writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
   } finally {
     await db.close();

@@ -1,5 +1,6 @@
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
+import { createLabStore } from '../activities/drivers/lab-store';
 import { seedDemo } from '../db/seed';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
 import { ensureLocalSecrets } from './local-secrets';
@@ -11,6 +12,8 @@ async function main(): Promise<void> {
   const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
   try {
     const accounts = await seedDemo(db, readDemoCredentials());
+    // The lab devices the provisioning worker drives mirror the catalogue's devices and ports.
+    await createLabStore(db.sequelize).syncFromCatalogue();
     writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
     process.stdout.write(
       `seeded ${accounts.length} demo accounts; credentials in ${DEMO_CREDENTIALS_FILE}\n`,

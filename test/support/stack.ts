@@ -4,6 +4,7 @@ import type { Worker } from '@temporalio/worker';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
 import { createActivities } from '../../activities';
+import { createLabStore } from '../../activities/drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
 import type { Config } from '../../config/config';
@@ -83,6 +84,7 @@ export async function startStack(): Promise<TestStack> {
   const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
   await migrate(db.sequelize);
   const credentials = await seedDemo(db);
+  await createLabStore(db.sequelize).syncFromCatalogue();
   const worker = await createWorker({
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,

@@ -1,0 +1,128 @@
+/**
+ * The device-driver contract. Activities never talk to a device directly: they describe the
+ * configuration they intend for the parts of one device a step touches, load it as a candidate,
+ * look at the difference, commit it under a business key, and roll it back when a later step fails.
+ * Every driver passes the same contract tests (`contract-suite.ts`).
+ */
+
+export type LagMode = 'lacp' | 'static';
+export type LacpTimeout = 'fast' | 'slow';
+
+/** What a caller may set on a physical interface. Speed is a property of the port, not settable. */
+export interface InterfaceSettings {
+  name: string;
+  description: string;
+  enabled: boolean;
+}
+
+export interface InterfaceState extends InterfaceSettings {
+  /** Port speed in Mbit/s. */
+  speed: number;
+  /** The LAG the interface belongs to, or null. */
+  lag: string | null;
+  /** Whether the link is up (enabled, and the far side answers). */
+  operUp: boolean;
+}
+
+export interface LagConfig {
+  name: string;
+  description: string;
+  mode: LagMode;
+  /** Only for `lacp`; null for `static`. */
+  lacpTimeout: LacpTimeout | null;
+  /** Interface names; a member belongs to one LAG only. */
+  members: string[];
+}
+
+/**
+ * The intended configuration of the parts of one device a step is about. Parts not named are left
+ * as they are; `removeLags` takes LAGs away (their members leave them).
+ */
+export interface DeviceIntent {
+  device: string;
+  interfaces?: InterfaceSettings[];
+  lags?: LagConfig[];
+  removeLags?: string[];
+}
+
+export interface ConfigChange {
+  kind: 'interface' | 'lag';
+  name: string;
+  action: 'create' | 'update' | 'delete';
+  /** The part before and after the change; null where it does not exist. */
+  before: InterfaceState | LagConfig | null;
+  after: InterfaceState | LagConfig | null;
+}
+
+export interface Candidate {
+  id: string;
+  device: string;
+  changes: ConfigChange[];
+}
+
+export interface CommitResult {
+  commitId: string;
+  device: string;
+  changes: ConfigChange[];
+}
+
+export interface OpticsReading {
+  interface: string;
+  rxDbm: number;
+  txDbm: number;
+  /** Receive power within the range the optics are specified for. */
+  inRange: boolean;
+}
+
+/** What a driver can do; callers skip what it cannot. */
+export interface DriverCapabilities {
+  lags: boolean;
+  lacp: boolean;
+  optics: boolean;
+  rollback: boolean;
+}
+
+export type DriverErrorCode =
+  /** The device did not answer; try again later. */
+  | 'unreachable'
+  /** The device answered too late; try again later. */
+  | 'timeout'
+  /** The device changed since the candidate was loaded; load again. */
+  | 'stale-candidate'
+  /** The intent names something the device lacks or breaks a rule; trying again cannot help. */
+  | 'invalid-config'
+  /** The device refused the commit; trying again cannot help. */
+  | 'rejected';
+
+const RETRYABLE: ReadonlySet<DriverErrorCode> = new Set(['unreachable', 'timeout']);
+
+export class DriverError extends Error {
+  readonly retryable: boolean;
+  constructor(
+    readonly code: DriverErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DriverError';
+    this.retryable = RETRYABLE.has(code);
+  }
+}
+
+export interface DeviceDriver {
+  readonly kind: string;
+  readonly capabilities: DriverCapabilities;
+  /** Checks `intent` against the device and keeps it as a candidate; changes nothing yet. */
+  load(intent: DeviceIntent): Promise<Candidate>;
+  /** What committing the candidate would change. */
+  diff(candidateId: string): Promise<ConfigChange[]>;
+  /**
+   * Applies a candidate atomically. Idempotent by `key`: a key committed before answers with that
+   * commit and changes nothing, so a retried activity cannot apply twice.
+   */
+  commit(candidateId: string, key: string): Promise<CommitResult>;
+  /** Restores what a commit changed; rolling back twice changes nothing the second time. */
+  rollback(device: string, commitId: string): Promise<void>;
+  readInterfaces(device: string, names?: readonly string[]): Promise<InterfaceState[]>;
+  readLags(device: string, names?: readonly string[]): Promise<LagConfig[]>;
+  readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]>;
+}

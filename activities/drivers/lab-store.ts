@@ -1,0 +1,339 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { ConfigChange, DriverErrorCode, InterfaceState, LagConfig, OpticsReading } from './contract';
+import { DriverError } from './contract';
+import type { DeviceSnapshot } from './intent';
+import { inverseOf } from './intent';
+
+/** Receive power the lab's optics are specified for, in dBm. */
+export const OPTICS_RX_RANGE = { min: -14, max: 2 } as const;
+
+interface InterfaceRow {
+  name: string;
+  description: string;
+  enabled: number | boolean;
+  speed: number;
+  lag: string | null;
+  rx_dbm: number;
+  tx_dbm: number;
+}
+
+interface LagRow {
+  name: string;
+  description: string;
+  mode: string;
+  lacp_timeout: string | null;
+  members: string;
+}
+
+export interface LabFault {
+  /** A device, or every device when absent. */
+  device?: string;
+  operation: 'load' | 'commit' | 'rollback' | 'readInterfaces' | 'readLags' | 'readOptics';
+  /** A DriverError code, or `optics-low`: optics readings far below their range. */
+  code: DriverErrorCode | 'optics-low';
+  message?: string;
+  /** How many calls it affects (default 1). */
+  times?: number;
+}
+
+const toInterface = (row: InterfaceRow): InterfaceState => ({
+  name: row.name,
+  description: row.description,
+  enabled: Boolean(row.enabled),
+  speed: Number(row.speed),
+  lag: row.lag,
+  // The lab's far sides always answer: a link is up when it is enabled.
+  operUp: Boolean(row.enabled),
+});
+
+const toLag = (row: LagRow): LagConfig => ({
+  name: row.name,
+  description: row.description,
+  mode: row.mode as LagConfig['mode'],
+  lacpTimeout: row.lacp_timeout as LagConfig['lacpTimeout'],
+  members: JSON.parse(row.members) as string[],
+});
+
+const inList = (names: readonly string[] | undefined) => (names ? ' AND name IN (:names)' : '');
+
+/**
+ * The lab fabric in the database: devices with a configuration version, interfaces that mirror
+ * the catalogue's ports, LAGs, candidates, commits and injected faults.
+ */
+export function createLabStore(sequelize: Sequelize) {
+  const select = <T extends object>(
+    sql: string,
+    replacements: Record<string, unknown>,
+    transaction?: Transaction,
+  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
+  const run = (sql: string, replacements: Record<string, unknown>, transaction?: Transaction) =>
+    sequelize.query(sql, { replacements, transaction });
+
+  async function lockDevice(device: string, transaction: Transaction): Promise<number> {
+    const [row] = await select<{ version: number }>(
+      'SELECT version FROM lab_devices WHERE device = :device FOR UPDATE',
+      { device },
+      transaction,
+    );
+    if (!row) throw new DriverError('invalid-config', `the lab has no device ${device}`);
+    return Number(row.version);
+  }
+
+  async function apply(device: string, changes: readonly ConfigChange[], transaction: Transaction) {
+    for (const change of changes) {
+      if (change.kind === 'interface') {
+        const after = change.after as InterfaceState;
+        await run(
+          'UPDATE lab_interfaces SET description = :description, enabled = :enabled, lag = :lag WHERE device = :device AND name = :name',
+          {
+            device,
+            name: change.name,
+            description: after.description,
+            enabled: after.enabled,
+            lag: after.lag,
+          },
+          transaction,
+        );
+      } else if (change.after === null) {
+        await run(
+          'DELETE FROM lab_lags WHERE device = :device AND name = :name',
+          { device, name: change.name },
+          transaction,
+        );
+      } else {
+        const lag = change.after as LagConfig;
+        await run(
+          `INSERT INTO lab_lags (device, name, description, mode, lacp_timeout, members)
+           VALUES (:device, :name, :description, :mode, :lacpTimeout, :members)
+           ON DUPLICATE KEY UPDATE description = VALUES(description), mode = VALUES(mode),
+             lacp_timeout = VALUES(lacp_timeout), members = VALUES(members)`,
+          { device, ...lag, members: JSON.stringify(lag.members) },
+          transaction,
+        );
+      }
+    }
+  }
+
+  return {
+    /** Adds a lab device for every catalogue device and an interface for every port; keeps what exists. */
+    async syncFromCatalogue(): Promise<void> {
+      await run('INSERT IGNORE INTO lab_devices (device, version) SELECT id, 0 FROM devices', {});
+      await run(
+        `INSERT IGNORE INTO lab_interfaces (device, name, description, enabled, speed, lag, rx_dbm, tx_dbm)
+         SELECT device, name, '', FALSE, speed, NULL, -3.5, -2.0 FROM ports`,
+        {},
+      );
+    },
+
+    async latencyMs(device: string): Promise<number | null> {
+      const [row] = await select<{ latency_ms: number | null }>(
+        'SELECT latency_ms FROM lab_devices WHERE device = :device',
+        { device },
+      );
+      return row?.latency_ms ?? null;
+    },
+
+    async setLatency(device: string, latencyMs: number | null): Promise<void> {
+      await run('UPDATE lab_devices SET latency_ms = :latencyMs WHERE device = :device', {
+        device,
+        latencyMs,
+      });
+    },
+
+    /** Every interface and LAG of a device, with its configuration version. */
+    async snapshot(device: string, transaction?: Transaction): Promise<DeviceSnapshot & { version: number }> {
+      const [row] = await select<{ version: number }>(
+        'SELECT version FROM lab_devices WHERE device = :device',
+        { device },
+        transaction,
+      );
+      if (!row) throw new DriverError('invalid-config', `the lab has no device ${device}`);
+      const interfaces = await select<InterfaceRow>(
+        'SELECT * FROM lab_interfaces WHERE device = :device',
+        { device },
+        transaction,
+      );
+      const lags = await select<LagRow>(
+        'SELECT * FROM lab_lags WHERE device = :device',
+        { device },
+        transaction,
+      );
+      return {
+        version: Number(row.version),
+        interfaces: new Map(interfaces.map((r) => [r.name, toInterface(r)])),
+        lags: new Map(lags.map((r) => [r.name, toLag(r)])),
+      };
+    },
+
+    async saveCandidate(candidate: {
+      id: string;
+      device: string;
+      baseVersion: number;
+      changes: ConfigChange[];
+    }) {
+      await run(
+        `INSERT INTO lab_candidates (id, device, base_version, changes, created_at)
+         VALUES (:id, :device, :baseVersion, :changes, NOW(3))`,
+        { ...candidate, changes: JSON.stringify(candidate.changes) },
+      );
+    },
+
+    async candidate(id: string): Promise<{ device: string; changes: ConfigChange[] } | undefined> {
+      const [row] = await select<{ device: string; changes: string }>(
+        'SELECT device, changes FROM lab_candidates WHERE id = :id',
+        { id },
+      );
+      return row ? { device: row.device, changes: JSON.parse(row.changes) as ConfigChange[] } : undefined;
+    },
+
+    /**
+     * Applies a candidate under a key, once: a key already committed answers with its commit. A
+     * candidate loaded before the device last changed is stale.
+     */
+    async commit(
+      candidateId: string,
+      key: string,
+      commitId: string,
+    ): Promise<{ commitId: string; device: string; changes: ConfigChange[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const [done] = await select<{ id: string; device: string; changes: string }>(
+          'SELECT id, device, changes FROM lab_commits WHERE commit_key = :key',
+          { key },
+          transaction,
+        );
+        if (done)
+          return {
+            commitId: done.id,
+            device: done.device,
+            changes: JSON.parse(done.changes) as ConfigChange[],
+          };
+        const [candidate] = await select<{ device: string; base_version: number; changes: string }>(
+          'SELECT device, base_version, changes FROM lab_candidates WHERE id = :candidateId',
+          { candidateId },
+          transaction,
+        );
+        if (!candidate)
+          throw new DriverError('stale-candidate', `no candidate ${candidateId}; load the intent again`);
+        const version = await lockDevice(candidate.device, transaction);
+        if (version !== Number(candidate.base_version))
+          throw new DriverError(
+            'stale-candidate',
+            `${candidate.device} changed since candidate ${candidateId} was loaded; load the intent again`,
+          );
+        const changes = JSON.parse(candidate.changes) as ConfigChange[];
+        await apply(candidate.device, changes, transaction);
+        await run(
+          'UPDATE lab_devices SET version = version + 1 WHERE device = :device',
+          candidate,
+          transaction,
+        );
+        await run(
+          `INSERT INTO lab_commits (id, commit_key, device, version, changes, rolled_back, created_at)
+           VALUES (:commitId, :key, :device, :version, :changes, FALSE, NOW(3))`,
+          { commitId, key, device: candidate.device, version: version + 1, changes: candidate.changes },
+          transaction,
+        );
+        await run('DELETE FROM lab_candidates WHERE id = :candidateId', { candidateId }, transaction);
+        return { commitId, device: candidate.device, changes };
+      });
+    },
+
+    /** Undoes a commit's changes; a commit rolled back before is left alone. */
+    async rollback(device: string, commitId: string): Promise<void> {
+      await sequelize.transaction(async (transaction) => {
+        await lockDevice(device, transaction);
+        const [commit] = await select<{ changes: string; rolled_back: number | boolean }>(
+          'SELECT changes, rolled_back FROM lab_commits WHERE id = :commitId AND device = :device FOR UPDATE',
+          { commitId, device },
+          transaction,
+        );
+        if (!commit) throw new DriverError('invalid-config', `${device} has no commit ${commitId}`);
+        if (commit.rolled_back) return;
+        await apply(device, inverseOf(JSON.parse(commit.changes) as ConfigChange[]), transaction);
+        await run(
+          'UPDATE lab_devices SET version = version + 1 WHERE device = :device',
+          { device },
+          transaction,
+        );
+        await run(
+          'UPDATE lab_commits SET rolled_back = TRUE WHERE id = :commitId',
+          { commitId },
+          transaction,
+        );
+      });
+    },
+
+    async readInterfaces(device: string, names?: readonly string[]): Promise<InterfaceState[]> {
+      const rows = await select<InterfaceRow>(
+        `SELECT * FROM lab_interfaces WHERE device = :device${inList(names)} ORDER BY name`,
+        { device, names },
+      );
+      return rows.map(toInterface);
+    },
+
+    async readLags(device: string, names?: readonly string[]): Promise<LagConfig[]> {
+      const rows = await select<LagRow>(
+        `SELECT * FROM lab_lags WHERE device = :device${inList(names)} ORDER BY name`,
+        { device, names },
+      );
+      return rows.map(toLag);
+    },
+
+    async readOptics(device: string, names: readonly string[], low = false): Promise<OpticsReading[]> {
+      if (!names.length) return [];
+      const rows = await select<InterfaceRow>(
+        'SELECT * FROM lab_interfaces WHERE device = :device AND name IN (:names) ORDER BY name',
+        { device, names },
+      );
+      return rows.map((row) => {
+        const rxDbm = low ? -30 : Number(row.rx_dbm);
+        return {
+          interface: row.name,
+          rxDbm,
+          txDbm: Number(row.tx_dbm),
+          inRange: rxDbm >= OPTICS_RX_RANGE.min && rxDbm <= OPTICS_RX_RANGE.max,
+        };
+      });
+    },
+
+    async injectFault(fault: LabFault): Promise<void> {
+      await run(
+        `INSERT INTO lab_faults (device, operation, code, message, remaining)
+         VALUES (:device, :operation, :code, :message, :times)`,
+        {
+          device: fault.device ?? null,
+          operation: fault.operation,
+          code: fault.code,
+          message: fault.message ?? `injected ${fault.code} on ${fault.operation}`,
+          times: fault.times ?? 1,
+        },
+      );
+    },
+
+    async clearFaults(): Promise<void> {
+      await run('DELETE FROM lab_faults', {});
+    },
+
+    /** Consumes one injected fault for this call, if one applies. */
+    async takeFault(
+      device: string,
+      operation: LabFault['operation'],
+    ): Promise<{ code: LabFault['code']; message: string } | undefined> {
+      return sequelize.transaction(async (transaction) => {
+        const [fault] = await select<{ id: number; code: LabFault['code']; message: string }>(
+          `SELECT id, code, message FROM lab_faults
+           WHERE operation = :operation AND (device = :device OR device IS NULL) AND remaining > 0
+           ORDER BY id LIMIT 1 FOR UPDATE`,
+          { device, operation },
+          transaction,
+        );
+        if (!fault) return undefined;
+        await run('UPDATE lab_faults SET remaining = remaining - 1 WHERE id = :id', fault, transaction);
+        return { code: fault.code, message: fault.message };
+      });
+    },
+  };
+}
+
+export type LabStore = ReturnType<typeof createLabStore>;

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { QueryTypes } from 'sequelize';
+import { DriverError } from '../../activities/drivers/contract';
+import { describeDriverContract, sameSpeed } from '../../activities/drivers/contract-suite';
+import { LabDriver } from '../../activities/drivers/lab';
+import { stack } from '../support/stack';
+
+async function devices(): Promise<string[]> {
+  const rows = await stack().db.sequelize.query<{ id: string }>('SELECT id FROM devices ORDER BY id', {
+    type: QueryTypes.SELECT,
+  });
+  return rows.map((row) => row.id);
+}
+
+async function labDriver(): Promise<LabDriver> {
+  const driver = new LabDriver(stack().db.sequelize);
+  await driver.store.syncFromCatalogue();
+  return driver;
+}
+
+describeDriverContract('lab', async () => {
+  const driver = await labDriver();
+  const [device] = await devices();
+  return { driver, device, interfaces: sameSpeed(await driver.readInterfaces(device)) };
+});
+
+describe('the lab driver', () => {
+  let driver: LabDriver;
+  let first: string;
+  let second: string;
+  let port: string;
+
+  before(async () => {
+    driver = await labDriver();
+    [, first, second] = await devices();
+    [port] = sameSpeed(await driver.readInterfaces(first), 1);
+  });
+
+  afterEach(() => driver.store.clearFaults());
+
+  const enable = async (description: string) => {
+    const candidate = await driver.load({
+      device: first,
+      interfaces: [{ name: port, description, enabled: true }],
+    });
+    return driver.commit(candidate.id, `lab-test-${description}`);
+  };
+
+  it('has an interface for every port name of every catalogue device, and keeps its configuration on a second sync', async () => {
+    const [{ ports }] = await stack().db.sequelize.query<{ ports: number }>(
+      'SELECT COUNT(DISTINCT device, name) AS ports FROM ports',
+      {
+        type: QueryTypes.SELECT,
+      },
+    );
+    const [{ interfaces }] = await stack().db.sequelize.query<{ interfaces: number }>(
+      'SELECT COUNT(*) AS interfaces FROM lab_interfaces',
+      { type: QueryTypes.SELECT },
+    );
+    assert.equal(Number(interfaces), Number(ports));
+    await enable('synced');
+    await driver.store.syncFromCatalogue();
+    assert.equal((await driver.readInterfaces(first, [port]))[0].description, 'synced');
+  });
+
+  it('fails retryably while a device is unreachable, then answers again', async () => {
+    await driver.store.injectFault({ device: first, operation: 'load', code: 'unreachable', times: 2 });
+    for (let i = 0; i < 2; i += 1) {
+      await assert.rejects(
+        driver.load({ device: first, interfaces: [] }),
+        (error) => error instanceof DriverError && error.code === 'unreachable' && error.retryable,
+      );
+    }
+    assert.deepEqual((await driver.load({ device: first, interfaces: [] })).changes, []);
+  });
+
+  it('applies nothing when the device rejects a commit, and says it cannot be retried', async () => {
+    const before = await driver.readInterfaces(first, [port]);
+    await driver.store.injectFault({
+      device: first,
+      operation: 'commit',
+      code: 'rejected',
+      message: 'config locked',
+    });
+    await assert.rejects(
+      enable('rejected'),
+      (error) =>
+        error instanceof DriverError &&
+        error.code === 'rejected' &&
+        !error.retryable &&
+        /config locked/.test(error.message),
+    );
+    assert.deepEqual(await driver.readInterfaces(first, [port]), before);
+  });
+
+  it('reads optics out of range where low light was injected, for that device only', async () => {
+    await driver.store.injectFault({ device: first, operation: 'readOptics', code: 'optics-low' });
+    const [other] = sameSpeed(await driver.readInterfaces(second), 1);
+    assert.equal((await driver.readOptics(second, [other]))[0].inRange, true);
+    const [low] = await driver.readOptics(first, [port]);
+    assert.equal(low.inRange, false);
+    assert.ok(low.rxDbm < -14);
+    assert.equal((await driver.readOptics(first, [port]))[0].inRange, true, 'the fault applied once');
+  });
+
+  it('knows only the devices of the catalogue', async () => {
+    await assert.rejects(
+      driver.load({ device: 'no-such-device', interfaces: [] }),
+      (error) => error instanceof DriverError && error.code === 'invalid-config',
+    );
+  });
+});
