@@ -58,8 +58,7 @@ export async function cleanUp(t: CheckContext): Promise<void> {
 
 /** States a resource has left for good once it reached one of the listed later states. */
 const ENDS: Record<string, readonly string[]> = {
-  // Being taken down: provisioning states do not come back.
-  decommission_requested: ['requested', 'allocated', 'testing', 'scheduled'],
+  // Decommissioned or cancelled resources are only archived; provisioning does not come back.
   decommissioned: [
     'requested',
     'allocated',
@@ -74,7 +73,7 @@ const ENDS: Record<string, readonly string[]> = {
 
 /**
  * Whether a state seen after another goes against the lifecycle: nothing follows archived, and a
- * resource being decommissioned or cancelled does not go back to being provisioned. Polling can
+ * decommissioned or cancelled resource does not go back to being provisioned. Polling can
  * miss states in between, so only steps that no path of the lifecycle allows are refused.
  */
 export function stateStepProblem(from: string, to: string): string | undefined {
@@ -184,7 +183,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
     id: 'LIFE-002',
     title: 'A new account reaches production once a contact holds the legal role',
     clause:
-      "Accounts: an account is usable in production; a legal contact is the exchange's requirement for on-boarding; role assignments refuse contacts lacking required fields. States: the states seen on the way follow the lifecycle (nothing after archived, no way back from decommissioning).",
+      "Accounts: an account is usable in production; a legal contact is the exchange's requirement for on-boarding; role assignments refuse contacts lacking required fields. States: the states seen on the way follow the lifecycle (nothing after archived, no way back from decommissioned or cancelled).",
     operations: [
       'accounts_create',
       'contacts_create',
