@@ -7,6 +7,7 @@ import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
+import { createPortAllocation } from './repositories/port-allocation';
 
 export interface Database {
   sequelize: Sequelize;
@@ -15,6 +16,7 @@ export interface Database {
   credentials: ReturnType<typeof createCredentialRepository>;
   events: ReturnType<typeof createEventRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
+  portAllocation: ReturnType<typeof createPortAllocation>;
   /** Answers when the database takes a trivial query; throws otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
     outbox,
+    portAllocation: createPortAllocation(sequelize),
     async ping() {
       await sequelize.query('SELECT 1');
     },

@@ -1,0 +1,91 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import { UnableToFulfillError } from '../../domain/errors';
+
+/** Where the ports of a connection must be, and what they must be like. */
+export interface PortDemand {
+  connection: string;
+  /** The offering's handover PoP, or null to take any PoP of the metro area network. */
+  pop: string | null;
+  metroAreaNetwork: string;
+  speed: number;
+  quantity: number;
+  /** The exchange's account, which holds spare ports. */
+  exchange: string;
+  /** The accounts the ports serve once allocated. */
+  accounts: { managing_account: string; consuming_account: string; billing_account: string };
+}
+
+export interface AllocatedPorts {
+  device: string;
+  pop: string;
+  ports: Array<{ id: string; name: string }>;
+}
+
+/**
+ * Allocates and releases the exchange's spare ports. All ports of one connection sit on one device
+ * (a bundle cannot span devices). Allocation locks the rows it takes and skips rows another
+ * transaction holds, so concurrent orders never share a port and never wait on each other.
+ */
+export function createPortAllocation(sequelize: Sequelize) {
+  return {
+    /** Takes `quantity` spare ports on one device; throws unable-to-fulfill when no device has them. */
+    async allocate(demand: PortDemand, transaction: Transaction): Promise<AllocatedPorts> {
+      const pops =
+        demand.pop === null
+          ? (
+              await sequelize.query<{ id: string }>('SELECT id FROM pops WHERE metro_area_network = :man', {
+                replacements: { man: demand.metroAreaNetwork },
+                type: QueryTypes.SELECT,
+                transaction,
+              })
+            ).map((row) => row.id)
+          : [demand.pop];
+      const where = demand.pop === null ? `in ${demand.metroAreaNetwork}` : `at ${demand.pop}`;
+      const noPorts = () =>
+        new UnableToFulfillError(
+          `no device ${where} has ${demand.quantity} free ${demand.speed} Mbit/s port(s)`,
+        );
+      if (!pops.length) throw noPorts();
+      const spare = `connection IS NULL AND managing_account = :exchange AND speed = :speed
+        AND state = 'production' AND pop IN (:pops)`;
+      const replacements = { ...demand, ...demand.accounts, pops };
+      // Devices that may have enough spare ports, fullest first so bundles keep devices compact.
+      // Counting takes no locks; the SELECT below locks, skipping rows other orders hold.
+      const devices = await sequelize.query<{ device: string }>(
+        `SELECT device FROM ports WHERE ${spare} GROUP BY device HAVING COUNT(*) >= :quantity
+         ORDER BY COUNT(*) ASC, device`,
+        { replacements, type: QueryTypes.SELECT, transaction },
+      );
+      for (const { device } of devices) {
+        const ports = await sequelize.query<{ id: string; name: string; pop: string }>(
+          `SELECT id, name, pop FROM ports WHERE ${spare} AND device = :device
+           ORDER BY name, id LIMIT :quantity FOR UPDATE SKIP LOCKED`,
+          { replacements: { ...replacements, device }, type: QueryTypes.SELECT, transaction },
+        );
+        if (ports.length < demand.quantity) continue;
+        await sequelize.query(
+          `UPDATE ports SET connection = :connection, state = 'allocated', managing_account = :managing_account,
+             consuming_account = :consuming_account, billing_account = :billing_account, updated_at = NOW(3)
+           WHERE id IN (:ids)`,
+          { replacements: { ...replacements, ids: ports.map((p) => p.id) }, transaction },
+        );
+        return { device, pop: ports[0].pop, ports: ports.map(({ id, name }) => ({ id, name })) };
+      }
+      throw noPorts();
+    },
+
+    /** Gives a connection's ports back to the exchange as spare ports. */
+    async release(connection: string, exchange: string, transaction: Transaction): Promise<number> {
+      const [result] = await sequelize.query(
+        `UPDATE ports SET connection = NULL, state = 'production', managing_account = :exchange,
+           consuming_account = :exchange, billing_account = :exchange, updated_at = NOW(3)
+         WHERE connection = :connection`,
+        { replacements: { connection, exchange }, transaction },
+      );
+      return (result as { affectedRows?: number }).affectedRows ?? 0;
+    },
+  };
+}
+
+export type PortAllocation = ReturnType<typeof createPortAllocation>;

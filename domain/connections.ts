@@ -1,0 +1,100 @@
+import type { PropertyError } from './errors';
+
+export type ConnectionMode = 'lag_lacp' | 'lag_static' | 'flex_ethernet' | 'standalone';
+export type LacpTimeout = 'slow' | 'fast';
+export type CrossConnectInitiator = 'exchange' | 'subscriber';
+
+/** What a customer asks for when ordering or changing a connection. */
+export interface ConnectionOrder {
+  mode: ConnectionMode;
+  lacp_timeout?: LacpTimeout | null;
+  port_quantity: number;
+  subscriber_side_demarcs?: readonly string[] | null;
+}
+
+/** The parts of a product offering that decide whether a connection order fits it. */
+export interface ConnectionOffering {
+  id: string;
+  type: string;
+  cross_connect_initiator: CrossConnectInitiator | null;
+  /** Null: no limit. */
+  maximum_port_quantity: number | null;
+  required_contact_roles: readonly string[];
+}
+
+/** Facts about the order's accounts and contacts that the rules need. */
+export interface OrderContext {
+  /** Names of the roles the order's role assignments give. */
+  assignedRoles: readonly string[];
+  /** Whether the billing account has billing information. */
+  billingAccountCanPay: boolean;
+  /** The most members a bundle may have on this exchange's devices. */
+  maxLagMembers: number;
+}
+
+/** Bundling modes this exchange's devices provide. */
+export const SUPPORTED_MODES: ReadonlySet<ConnectionMode> = new Set(['lag_lacp', 'lag_static', 'standalone']);
+
+/**
+ * Everything wrong with a connection order against its offering, by property. An empty list means
+ * the order can be accepted (ports permitting).
+ */
+export function connectionOrderProblems(
+  order: ConnectionOrder,
+  offering: ConnectionOffering,
+  context: OrderContext,
+): PropertyError[] {
+  const problems: PropertyError[] = [];
+  const problem = (name: string, reason: string) => problems.push({ name, reason });
+
+  if (offering.type !== 'connection')
+    problem('product_offering', `${offering.id} is a ${offering.type} offering, not a connection offering`);
+
+  if (!SUPPORTED_MODES.has(order.mode))
+    problem('mode', `${order.mode} is not offered here; choose lag_lacp, lag_static or standalone`);
+  if (order.mode === 'standalone' && order.port_quantity !== 1)
+    problem('port_quantity', 'a standalone connection has exactly one port');
+  if (order.mode !== 'lag_lacp' && order.lacp_timeout != null)
+    problem('lacp_timeout', 'only a lag_lacp connection has an LACP timeout');
+
+  if (offering.maximum_port_quantity !== null && order.port_quantity > offering.maximum_port_quantity)
+    problem(
+      'port_quantity',
+      `the offering allows at most ${offering.maximum_port_quantity} port(s), not ${order.port_quantity}`,
+    );
+  if (order.mode !== 'standalone' && order.port_quantity > context.maxLagMembers)
+    problem('port_quantity', `a bundle has at most ${context.maxLagMembers} ports here`);
+
+  const demarcs = order.subscriber_side_demarcs ?? [];
+  if (offering.cross_connect_initiator === 'exchange') {
+    if (demarcs.length < 1)
+      problem(
+        'subscriber_side_demarcs',
+        'the exchange orders the cross-connect for this offering: name at least one subscriber-side demarc',
+      );
+  }
+  if (demarcs.length > order.port_quantity)
+    problem(
+      'subscriber_side_demarcs',
+      `at most one demarc per port: ${demarcs.length} given for ${order.port_quantity} port(s)`,
+    );
+  if (demarcs.some((demarc) => !demarc.trim()))
+    problem('subscriber_side_demarcs', 'a demarc cannot be empty');
+
+  const missing = offering.required_contact_roles.filter((role) => !context.assignedRoles.includes(role));
+  if (missing.length)
+    problem('role_assignments', `the offering needs contacts with the role(s) ${missing.join(', ')}`);
+
+  if (!context.billingAccountCanPay)
+    problem('billing_account', 'the billing account has no billing information');
+
+  return problems;
+}
+
+/** The LACP timeout a connection runs with: what was ordered, or `slow`, the LACP default. */
+export function effectiveLacpTimeout(
+  order: Pick<ConnectionOrder, 'mode' | 'lacp_timeout'>,
+): LacpTimeout | null {
+  if (order.mode !== 'lag_lacp') return null;
+  return order.lacp_timeout ?? 'slow';
+}
