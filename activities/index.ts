@@ -1,11 +1,17 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AccountRepository } from '../db/repositories/account-repository';
+import type { ConnectionRepository } from '../db/repositories/connection-repository';
 import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
+import { connectionActivities } from './connections';
+import type { DeviceDriver } from './drivers/contract';
 
 export interface ActivityDependencies {
   accounts: AccountRepository;
+  connections: ConnectionRepository;
+  /** The driver of the exchange's devices. */
+  driver: DeviceDriver;
   clock: () => Date;
 }
 
@@ -25,8 +31,9 @@ async function permanent<T>(work: () => Promise<T>): Promise<T> {
  * Every activity of the worker, built over injected repositories and a clock. Workflows type their
  * stubs from this factory's return type; tests pass their own dependencies to the same factory.
  */
-export function createActivities({ accounts, clock }: ActivityDependencies) {
+export function createActivities({ accounts, connections, driver, clock }: ActivityDependencies) {
   return {
+    ...connectionActivities({ connections, driver }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
      * when the account was deleted meanwhile.

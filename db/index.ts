@@ -3,6 +3,7 @@ import type { DatabaseOptions } from './connection';
 import { createSequelize } from './connection';
 import { defineModels } from './models';
 import { createAccountRepository } from './repositories/account-repository';
+import { createConnectionRepository } from './repositories/connection-repository';
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
@@ -12,6 +13,7 @@ import { createPortAllocation } from './repositories/port-allocation';
 export interface Database {
   sequelize: Sequelize;
   accounts: ReturnType<typeof createAccountRepository>;
+  connections: ReturnType<typeof createConnectionRepository>;
   contacts: ReturnType<typeof createContactRepository>;
   credentials: ReturnType<typeof createCredentialRepository>;
   events: ReturnType<typeof createEventRepository>;
@@ -28,6 +30,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
   const models = defineModels(sequelize);
   const events = createEventRepository({ models });
   const outbox = createOutboxRepository({ models });
+  const portAllocation = createPortAllocation(sequelize);
   return {
     sequelize,
     accounts: createAccountRepository({ sequelize, models, events, outbox }),
@@ -35,7 +38,8 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
     outbox,
-    portAllocation: createPortAllocation(sequelize),
+    portAllocation,
+    connections: createConnectionRepository({ sequelize, events, outbox, portAllocation }),
     async ping() {
       await sequelize.query('SELECT 1');
     },

@@ -4,6 +4,7 @@ import * as initial from './migrations/0001-initial';
 import * as catalogue from './migrations/0002-catalogue';
 import * as access from './migrations/0003-access';
 import * as labFabric from './migrations/0004-lab-fabric';
+import * as connections from './migrations/0005-connections';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -16,6 +17,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0002-catalogue', catalogue],
   ['0003-access', access],
   ['0004-lab-fabric', labFabric],
+  ['0005-connections', connections],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -1,4 +1,5 @@
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { LabDriver } from '../activities/drivers/lab';
 import { createActivities } from '../activities';
 import { createLogger } from '../api/logger';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
@@ -35,7 +36,12 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: createActivities({ accounts: db.accounts, clock: () => new Date() }),
+    activities: createActivities({
+      accounts: db.accounts,
+      connections: db.connections,
+      driver: new LabDriver(db.sequelize),
+      clock: () => new Date(),
+    }),
   });
   logger.info(
     { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },

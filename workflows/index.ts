@@ -1,1 +1,2 @@
 export * from './account-onboarding';
+export * from './connection-provisioning';

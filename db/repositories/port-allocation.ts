@@ -1,6 +1,11 @@
-import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
+import type { Sequelize } from 'sequelize';
+import { QueryTypes, Transaction } from 'sequelize';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { UnableToFulfillError } from '../../domain/errors';
+
+/** How often an order looks again when the ports it could take are held by orders in flight. */
+const MAX_ATTEMPTS = 50;
+const READ_COMMITTED = Transaction.ISOLATION_LEVELS.READ_COMMITTED;
 
 /** Where the ports of a connection must be, and what they must be like. */
 export interface PortDemand {
@@ -25,12 +30,25 @@ export interface AllocatedPorts {
 /**
  * Allocates and releases the exchange's spare ports. All ports of one connection sit on one device
  * (a bundle cannot span devices). Allocation locks the rows it takes and skips rows another
- * transaction holds, so concurrent orders never share a port and never wait on each other.
+ * transaction holds, so concurrent orders never share a port and never wait on each other; an
+ * order refused is one for which no device had room once the others had committed.
  */
 export function createPortAllocation(sequelize: Sequelize) {
+  const readCommitted = new WeakSet<Transaction>();
   return {
+    /** A transaction ports can be allocated in. */
+    transaction<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
+      return sequelize.transaction({ isolationLevel: READ_COMMITTED }, (transaction) => {
+        readCommitted.add(transaction);
+        return work(transaction);
+      });
+    },
+
     /** Takes `quantity` spare ports on one device; throws unable-to-fulfill when no device has them. */
+    /** Must run in a READ COMMITTED transaction (see `allocationTransaction`). */
     async allocate(demand: PortDemand, transaction: Transaction): Promise<AllocatedPorts> {
+      if (!readCommitted.has(transaction))
+        throw new Error('ports are allocated in transactions from portAllocation.transaction() only');
       const pops =
         demand.pop === null
           ? (
@@ -50,27 +68,36 @@ export function createPortAllocation(sequelize: Sequelize) {
       const spare = `connection IS NULL AND managing_account = :exchange AND speed = :speed
         AND state = 'production' AND pop IN (:pops)`;
       const replacements = { ...demand, ...demand.accounts, pops };
-      // Devices that may have enough spare ports, fullest first so bundles keep devices compact.
-      // Counting takes no locks; the SELECT below locks, skipping rows other orders hold.
-      const devices = await sequelize.query<{ device: string }>(
-        `SELECT device FROM ports WHERE ${spare} GROUP BY device HAVING COUNT(*) >= :quantity
-         ORDER BY COUNT(*) ASC, device`,
-        { replacements, type: QueryTypes.SELECT, transaction },
-      );
-      for (const { device } of devices) {
-        const ports = await sequelize.query<{ id: string; name: string; pop: string }>(
-          `SELECT id, name, pop FROM ports WHERE ${spare} AND device = :device
-           ORDER BY name, id LIMIT :quantity FOR UPDATE SKIP LOCKED`,
-          { replacements: { ...replacements, device }, type: QueryTypes.SELECT, transaction },
+      // Devices with enough spare ports, fullest first so bundles keep devices compact. Read
+      // committed: each attempt sees what other orders committed meanwhile.
+      const candidates = () =>
+        sequelize.query<{ device: string }>(
+          `SELECT device FROM ports WHERE ${spare} GROUP BY device HAVING COUNT(*) >= :quantity
+           ORDER BY COUNT(*) ASC, device`,
+          { replacements, type: QueryTypes.SELECT, transaction },
         );
-        if (ports.length < demand.quantity) continue;
-        await sequelize.query(
-          `UPDATE ports SET connection = :connection, state = 'allocated', managing_account = :managing_account,
-             consuming_account = :consuming_account, billing_account = :billing_account, updated_at = NOW(3)
-           WHERE id IN (:ids)`,
-          { replacements: { ...replacements, ids: ports.map((p) => p.id) }, transaction },
-        );
-        return { device, pop: ports[0].pop, ports: ports.map(({ id, name }) => ({ id, name })) };
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+        const devices = await candidates();
+        if (!devices.length) break;
+        for (const { device } of devices) {
+          // Skips ports other orders hold: they may take them, or leave them for the next attempt.
+          const ports = await sequelize.query<{ id: string; name: string; pop: string }>(
+            `SELECT id, name, pop FROM ports WHERE ${spare} AND device = :device
+             ORDER BY name, id LIMIT :quantity FOR UPDATE SKIP LOCKED`,
+            { replacements: { ...replacements, device }, type: QueryTypes.SELECT, transaction },
+          );
+          if (ports.length < demand.quantity) continue;
+          await sequelize.query(
+            `UPDATE ports SET connection = :connection, state = 'allocated', managing_account = :managing_account,
+               consuming_account = :consuming_account, billing_account = :billing_account, updated_at = NOW(3)
+             WHERE id IN (:ids)`,
+            { replacements: { ...replacements, ids: ports.map((p) => p.id) }, transaction },
+          );
+          return { device, pop: ports[0].pop, ports: ports.map(({ id, name }) => ({ id, name })) };
+        }
+        // Every device with room had its ports held by orders still in flight: once they commit,
+        // what they did not take is free again.
+        await sleep(5 + Math.floor(Math.random() * 20));
       }
       throw noPorts();
     },

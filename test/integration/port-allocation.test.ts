@@ -40,9 +40,11 @@ describe('port allocation', () => {
     ...where,
   });
   const allocate = (d: PortDemand) =>
-    stack().db.sequelize.transaction((transaction) => stack().db.portAllocation.allocate(d, transaction));
+    stack().db.portAllocation.transaction((transaction) =>
+      stack().db.portAllocation.allocate(d, transaction),
+    );
   const release = (connection: string) =>
-    stack().db.sequelize.transaction((transaction) =>
+    stack().db.portAllocation.transaction((transaction) =>
       stack().db.portAllocation.release(connection, EXCHANGE, transaction),
     );
   const portsOf = (connection: string) =>

@@ -3,6 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
+import { LabDriver } from '../../activities/drivers/lab';
 import { createActivities } from '../../activities';
 import { createLabStore } from '../../activities/drivers/lab-store';
 import type { ApiService } from '../../api/server';
@@ -89,7 +90,12 @@ export async function startStack(): Promise<TestStack> {
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: createActivities({ accounts: db.accounts, clock: () => new Date() }),
+    activities: createActivities({
+      accounts: db.accounts,
+      connections: db.connections,
+      driver: new LabDriver(db.sequelize),
+      clock: () => new Date(),
+    }),
   });
   workerRun = worker.run();
   const api = await startApi({ config, logger, db, port: 0, relayIntervalMs: 300, relayGraceMs: 300 });

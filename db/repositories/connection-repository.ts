@@ -1,0 +1,337 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type {
+  ConnectionMode,
+  ConnectionOffering,
+  CrossConnectInitiator,
+  LacpTimeout,
+} from '../../domain/connections';
+import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
+import type { LifecycleEvent, State } from '../../domain/states';
+import { transition } from '../../domain/states';
+import type { StatusEntry } from '../../domain/status';
+import { newId } from '../ids';
+import type { EventRepository } from './event-repository';
+import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
+import type { PortAllocation } from './port-allocation';
+
+/** What an order names; the rest of a connection is decided by the exchange. */
+export interface NewConnection {
+  managing_account: string;
+  consuming_account: string;
+  billing_account: string;
+  role_assignments: string[];
+  product_offering: string;
+  mode: ConnectionMode;
+  lacp_timeout: LacpTimeout | null;
+  port_quantity: number;
+  subscriber_side_demarcs: string[];
+  external_ref: string | null;
+  purchase_order: string;
+  contract_ref: string | null;
+  connecting_party: string | null;
+}
+
+export interface Connection extends NewConnection {
+  id: string;
+  name: string;
+  state: State;
+  status: StatusEntry[];
+  pop: string;
+  ports: string[];
+  port_reservations: string[];
+  speed: number | null;
+  capacity_allocated: number;
+  capacity_allocation_limit: number | null;
+  vlan_types: string[];
+  outer_vlan_ethertypes: string[];
+  decommission_at: string | null;
+  charged_until: string | null;
+  current_billing_start_date: string | null;
+}
+
+/** Where a connection lives on the fabric, for the workflow that configures it. */
+export interface ConnectionPlacement {
+  id: string;
+  state: State;
+  mode: ConnectionMode;
+  lacp_timeout: LacpTimeout | null;
+  device: string;
+  lag_name: string | null;
+  ports: Array<{ id: string; name: string }>;
+  cross_connect_initiator: CrossConnectInitiator | null;
+  subscriber_side_demarcs: string[];
+}
+
+/** The offering of an order with what allocating ports needs. */
+export interface OrderedOffering extends ConnectionOffering {
+  physical_port_speed: number;
+  handover_pop: string | null;
+  handover_metro_area_network: string;
+}
+
+interface ConnectionRow extends Record<string, unknown> {
+  id: string;
+  state: State;
+  status: string;
+  role_assignments: string;
+  subscriber_side_demarcs: string;
+  ports: unknown;
+  device: string;
+  lag_name: string | null;
+}
+
+export const provisioningWorkflowId = (connectionId: string) => `ixapi:connection:${connectionId}`;
+
+export function provisioningStart(connection: { id: string; managing_account: string }): WorkflowStart {
+  return {
+    workflowType: 'provisionConnection',
+    workflowId: provisioningWorkflowId(connection.id),
+    args: [{ connectionId: connection.id }],
+    searchAttributes: {
+      IxapiResourceType: 'connection',
+      IxapiResourceId: connection.id,
+      IxapiAccount: connection.managing_account,
+    },
+  };
+}
+
+/** Every VLAN type a port of this exchange carries, and the outer ethertypes it accepts. */
+const VLAN_TYPES = ['port', 'dot1q', 'qinq'];
+const OUTER_ETHERTYPES = ['0x8100'];
+
+const SELECT = `SELECT t.*, (SELECT JSON_ARRAYAGG(p.id) FROM ports p WHERE p.connection = t.id) AS ports
+  FROM connections t`;
+
+/** A JSON array column: parsed by the driver for computed JSON, or text for stored JSON. */
+const jsonArray = (value: unknown): string[] =>
+  Array.isArray(value)
+    ? (value as string[])
+    : typeof value === 'string'
+      ? (JSON.parse(value) as string[])
+      : [];
+
+function toConnection(row: ConnectionRow): Connection {
+  const ports = jsonArray(row.ports).sort();
+  return {
+    id: row.id,
+    name: row.name as string,
+    state: row.state,
+    status: JSON.parse(row.status) as StatusEntry[],
+    managing_account: row.managing_account as string,
+    consuming_account: row.consuming_account as string,
+    billing_account: row.billing_account as string,
+    role_assignments: JSON.parse(row.role_assignments) as string[],
+    external_ref: row.external_ref as string | null,
+    purchase_order: row.purchase_order as string,
+    contract_ref: row.contract_ref as string | null,
+    product_offering: row.product_offering as string,
+    pop: row.pop as string,
+    mode: row.mode as ConnectionMode,
+    lacp_timeout: row.lacp_timeout as LacpTimeout | null,
+    port_quantity: Number(row.port_quantity),
+    subscriber_side_demarcs: JSON.parse(row.subscriber_side_demarcs) as string[],
+    connecting_party: row.connecting_party as string | null,
+    ports,
+    port_reservations: [],
+    speed: row.speed === null ? null : Number(row.speed),
+    capacity_allocated: 0,
+    capacity_allocation_limit:
+      row.capacity_allocation_limit === null ? null : Number(row.capacity_allocation_limit),
+    vlan_types: VLAN_TYPES,
+    outer_vlan_ethertypes: OUTER_ETHERTYPES,
+    decommission_at: (row.decommission_at as string | null) ?? null,
+    charged_until: (row.charged_until as string | null) ?? null,
+    current_billing_start_date: (row.current_billing_start_date as string | null) ?? null,
+  };
+}
+
+/** The state ports show while their connection is in a state. */
+function portStateFor(state: State): State {
+  if (state === 'production' || state === 'production_change_pending') return 'production';
+  if (state === 'testing') return 'testing';
+  return 'allocated';
+}
+
+export function createConnectionRepository(deps: {
+  sequelize: Sequelize;
+  events: EventRepository;
+  outbox: OutboxRepository;
+  portAllocation: PortAllocation;
+}) {
+  const { sequelize, events, outbox, portAllocation } = deps;
+  const select = <T extends object>(
+    sql: string,
+    replacements: Record<string, unknown>,
+    transaction?: Transaction,
+  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
+
+  /** The exchange's own account, which holds the spare ports. */
+  async function exchangeAccount(transaction: Transaction): Promise<string> {
+    const [row] = await select<{ id: string }>(
+      'SELECT id FROM accounts WHERE is_exchange = 1 ORDER BY id LIMIT 1',
+      {},
+      transaction,
+    );
+    if (!row) throw new UnableToFulfillError('this exchange has no account of its own to hold ports');
+    return row.id;
+  }
+
+  async function find(
+    id: string,
+    transaction?: Transaction,
+    lock = false,
+  ): Promise<ConnectionRow | undefined> {
+    const [row] = await select<ConnectionRow>(
+      lock ? 'SELECT * FROM connections t WHERE t.id = :id FOR UPDATE' : `${SELECT} WHERE t.id = :id`,
+      { id },
+      transaction,
+    );
+    return row;
+  }
+
+  return {
+    /** The offering an order names, when it exists, with the facts the order rules need. */
+    async offering(id: string): Promise<OrderedOffering | undefined> {
+      const [row] = await select<Record<string, unknown>>('SELECT * FROM product_offerings WHERE id = :id', {
+        id,
+      });
+      if (!row) return undefined;
+      return {
+        id: row.id as string,
+        type: row.type as string,
+        cross_connect_initiator: (row.cross_connect_initiator as CrossConnectInitiator | null) ?? null,
+        maximum_port_quantity: row.maximum_port_quantity === null ? null : Number(row.maximum_port_quantity),
+        required_contact_roles: row.required_contact_roles
+          ? (JSON.parse(row.required_contact_roles as string) as string[])
+          : [],
+        physical_port_speed: Number(row.physical_port_speed),
+        handover_pop: (row.handover_pop as string | null) ?? null,
+        handover_metro_area_network: row.handover_metro_area_network as string,
+      };
+    },
+
+    /**
+     * Stores a new connection with its ports allocated, its event and the outbox row that starts
+     * its provisioning, in one transaction: either all of it exists afterwards or none.
+     */
+    async create(
+      input: NewConnection,
+      offering: OrderedOffering,
+    ): Promise<{ connection: Connection; start: PendingStart }> {
+      const id = newId('conn');
+      const created = await portAllocation.transaction(async (transaction) => {
+        const allocated = await portAllocation.allocate(
+          {
+            connection: id,
+            pop: offering.handover_pop,
+            metroAreaNetwork: offering.handover_metro_area_network,
+            speed: offering.physical_port_speed,
+            quantity: input.port_quantity,
+            exchange: await exchangeAccount(transaction),
+            accounts: {
+              managing_account: input.managing_account,
+              consuming_account: input.consuming_account,
+              billing_account: input.billing_account,
+            },
+          },
+          transaction,
+        );
+        await sequelize.query(
+          `INSERT INTO connections (id, name, state, status, managing_account, consuming_account, billing_account,
+             role_assignments, external_ref, purchase_order, contract_ref, product_offering, pop, device, lag_name,
+             mode, lacp_timeout, port_quantity, subscriber_side_demarcs, connecting_party, speed,
+             capacity_allocation_limit, created_at, updated_at)
+           VALUES (:id, :name, 'requested', '[]', :managing_account, :consuming_account, :billing_account,
+             :role_assignments, :external_ref, :purchase_order, :contract_ref, :product_offering, :pop, :device,
+             :lag_name, :mode, :lacp_timeout, :port_quantity, :subscriber_side_demarcs, :connecting_party, :speed,
+             NULL, NOW(3), NOW(3))`,
+          {
+            replacements: {
+              ...input,
+              id,
+              name: `${allocated.pop}-${id.slice(5, 11)}`.toUpperCase().slice(0, 80),
+              role_assignments: JSON.stringify(input.role_assignments),
+              subscriber_side_demarcs: JSON.stringify(input.subscriber_side_demarcs),
+              pop: allocated.pop,
+              device: allocated.device,
+              lag_name: input.mode === 'standalone' ? null : `ae-${id}`,
+              speed: offering.physical_port_speed * input.port_quantity,
+            },
+            transaction,
+          },
+        );
+        const connection = toConnection((await find(id, transaction))!);
+        await events.append(
+          { type: 'connection.created', payload: { connection }, account: connection.managing_account },
+          transaction,
+        );
+        const start = await outbox.enqueue(provisioningStart(connection), transaction);
+        return { connection, start };
+      });
+      return created;
+    },
+
+    async findById(id: string): Promise<Connection | undefined> {
+      const row = await find(id);
+      return row ? toConnection(row) : undefined;
+    },
+
+    /** Where the connection's ports sit and how they are to be bundled. */
+    async placement(id: string): Promise<ConnectionPlacement | undefined> {
+      const [row] = await select<Record<string, unknown>>(
+        `SELECT t.*, o.cross_connect_initiator FROM connections t
+         LEFT JOIN product_offerings o ON o.id = t.product_offering WHERE t.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      const ports = await select<{ id: string; name: string }>(
+        'SELECT id, name FROM ports WHERE connection = :id ORDER BY name, id',
+        { id },
+      );
+      return {
+        id,
+        state: row.state as State,
+        mode: row.mode as ConnectionMode,
+        lacp_timeout: (row.lacp_timeout as LacpTimeout | null) ?? null,
+        device: row.device as string,
+        lag_name: (row.lag_name as string | null) ?? null,
+        ports,
+        cross_connect_initiator: (row.cross_connect_initiator as CrossConnectInitiator | null) ?? null,
+        subscriber_side_demarcs: JSON.parse(row.subscriber_side_demarcs as string) as string[],
+      };
+    },
+
+    /** Moves a connection (and its ports) along the lifecycle and records the event, in one transaction. */
+    async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Connection> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await find(id, transaction, true);
+        if (!row) throw new NotFoundError(`no connection ${id}`);
+        const from = row.state;
+        const to = transition(from, event);
+        await sequelize.query(
+          'UPDATE connections SET state = :to, status = :status, updated_at = NOW(3) WHERE id = :id',
+          { replacements: { id, to, status: JSON.stringify(status) }, transaction },
+        );
+        await sequelize.query('UPDATE ports SET state = :state, updated_at = NOW(3) WHERE connection = :id', {
+          replacements: { id, state: portStateFor(to) },
+          transaction,
+        });
+        const managing = row.managing_account as string;
+        await events.append(
+          { type: 'connection.state_changed', payload: { id, from, to, event }, account: managing },
+          transaction,
+        );
+        return toConnection((await find(id, transaction))!);
+      });
+    },
+
+    async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
+      await sequelize.query('UPDATE connections SET status = :status, updated_at = NOW(3) WHERE id = :id', {
+        replacements: { id, status: JSON.stringify(status) },
+      });
+    },
+  };
+}
+
+export type ConnectionRepository = ReturnType<typeof createConnectionRepository>;

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { QueryTypes } from 'sequelize';
+import { LabDriver } from '../../activities/drivers/lab';
+import type { Connection, NewConnection } from '../../db/repositories/connection-repository';
+import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
+import { UnableToFulfillError } from '../../domain/errors';
+import { stack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const CUSTOMER = 'acc-spree-networks';
+
+const order = (extra: Partial<NewConnection> = {}): NewConnection => ({
+  managing_account: CUSTOMER,
+  consuming_account: CUSTOMER,
+  billing_account: CUSTOMER,
+  role_assignments: [],
+  product_offering: 'po-connection-fra-10g',
+  mode: 'lag_lacp',
+  lacp_timeout: 'fast',
+  port_quantity: 2,
+  subscriber_side_demarcs: ['cage 3, panel 12, ports 1-2'],
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+  connecting_party: null,
+  ...extra,
+});
+
+/** Orders a connection as the API will: stored with its ports, its start left to the relay. */
+async function place(extra: Partial<NewConnection> = {}): Promise<Connection> {
+  const { db } = stack();
+  const input = order(extra);
+  const offering = (await db.connections.offering(input.product_offering))!;
+  return (await db.connections.create(input, offering)).connection;
+}
+
+const stateOf = async (id: string) => (await stack().db.connections.findById(id))!;
+const reaches = (id: string, state: string) =>
+  eventually(`${id} reaching ${state}`, async () => {
+    const connection = await stateOf(id);
+    return connection.state === state ? connection : undefined;
+  });
+
+describe('connection provisioning', function () {
+  this.timeout(60_000);
+  const lab = () => new LabDriver(stack().db.sequelize);
+
+  afterEach(() => lab().store.clearFaults());
+
+  it('takes an LACP bundle from its order to production, configured on one device', async () => {
+    const placed = await place();
+    assert.equal(placed.state, 'requested');
+    assert.equal(placed.ports.length, 2);
+    const live = await reaches(placed.id, 'production');
+    const placement = (await stack().db.connections.placement(placed.id))!;
+    const [lag] = await lab().readLags(placement.device, [placement.lag_name!]);
+    assert.deepEqual(
+      { mode: lag.mode, lacpTimeout: lag.lacpTimeout, members: lag.members },
+      { mode: 'lacp', lacpTimeout: 'fast', members: placement.ports.map((p) => p.name).sort() },
+    );
+    for (const port of await lab().readInterfaces(placement.device, lag.members))
+      assert.deepEqual([port.enabled, port.lag], [true, lag.name]);
+    const ports = await stack().db.sequelize.query<{ state: string; connection: string }>(
+      'SELECT state, connection FROM ports WHERE id IN (:ids)',
+      { replacements: { ids: live.ports }, type: QueryTypes.SELECT },
+    );
+    assert.deepEqual(
+      ports.map((p) => [p.state, p.connection]),
+      live.ports.map(() => ['production', placed.id]),
+    );
+    const events = await stack().db.events.listForAccount(CUSTOMER);
+    const story = events
+      .filter((e) => JSON.stringify(e.payload).includes(placed.id))
+      .map((e) => (e.type === 'connection.state_changed' ? (e.payload as { to: string }).to : e.type));
+    assert.deepEqual(story, ['connection.created', 'allocated', 'testing', 'production']);
+  });
+
+  it('runs a standalone port without a bundle', async () => {
+    const placed = await place({ mode: 'standalone', lacp_timeout: null, port_quantity: 1 });
+    await reaches(placed.id, 'production');
+    const placement = (await stack().db.connections.placement(placed.id))!;
+    assert.equal(placement.lag_name, null);
+    const [port] = await lab().readInterfaces(placement.device, [placement.ports[0].name]);
+    assert.deepEqual([port.enabled, port.lag], [true, null]);
+  });
+
+  it('waits for the cross-connect where the subscriber makes it, until an operator confirms it', async () => {
+    const placed = await place({
+      product_offering: 'po-connection-ams-10g',
+      mode: 'lag_static',
+      lacp_timeout: null,
+    });
+    const waiting = await eventually('the cross-connect status', async () => {
+      const connection = await stateOf(placed.id);
+      return connection.status.some((s) => s.tag === 'cross_connect_pending') ? connection : undefined;
+    });
+    assert.equal(waiting.state, 'allocated');
+    await stack()
+      .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
+      .signal('crossConnectCompleted');
+    await reaches(placed.id, 'production');
+  });
+
+  it('hands a connection with bad optics to an operator, and goes live once retested', async () => {
+    const offering = (await stack().db.connections.offering('po-connection-ham-10g'))!;
+    // Low light on every device of the metro for the first reading.
+    await lab().store.injectFault({ operation: 'readOptics', code: 'optics-low', times: 1 });
+    const placed = (await stack().db.connections.create(order({ product_offering: offering.id }), offering))
+      .connection;
+    const stuck = await reaches(placed.id, 'operator');
+    assert.ok(stuck.status.some((s) => s.tag === 'optics_out_of_range' && /retryTesting/.test(s.message)));
+    await stack()
+      .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
+      .signal('retryTesting');
+    await reaches(placed.id, 'production');
+  });
+
+  it('refuses an order no device can hold, leaving nothing behind', async () => {
+    const before = await stack().db.sequelize.query<{ n: number }>('SELECT COUNT(*) AS n FROM connections', {
+      type: QueryTypes.SELECT,
+    });
+    await assert.rejects(
+      place({ port_quantity: 400, mode: 'lag_static', lacp_timeout: null }),
+      UnableToFulfillError,
+    );
+    const after = await stack().db.sequelize.query<{ n: number }>('SELECT COUNT(*) AS n FROM connections', {
+      type: QueryTypes.SELECT,
+    });
+    assert.equal(Number(after[0].n), Number(before[0].n));
+  });
+});
