@@ -11,6 +11,7 @@ import { redactionPlanFor } from './redaction-plans';
 import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
 import { accountOperations, accountsCollection } from './routes/accounts';
+import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
 import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
@@ -82,6 +83,7 @@ export async function startApi(options: {
       ...authOperations({ credentials: db.credentials, tokens }),
       ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
       ...contactOperations({ contacts: db.contacts, validators, writes }),
+      ...connectionOperations({ connections: db.connections, writes }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,
@@ -91,6 +93,7 @@ export async function startApi(options: {
           ...CATALOGUE_COLLECTIONS,
           accountsCollection(redactionPlanFor(document, 'Account')),
           ...CONTACT_COLLECTIONS,
+          ...CONNECTION_COLLECTIONS,
         ],
       }),
       ...extensionOperations({

@@ -1,6 +1,6 @@
 import { ownedScope } from './scope';
 import type { CollectionDefinition, FilterSql, Row } from './collection';
-import { eq, idsOf, notEq } from './collection';
+import { eq, idsOf, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
 
 /**
  * The catalogue collections: where the exchange is, what it runs there and what it sells. Every
@@ -150,28 +150,12 @@ export const devices: CollectionDefinition = {
   },
 };
 
-const STATEFUL_FILTERS: Record<string, FilterSql> = {
-  state: eq('state'),
-  state__is_not: notEq('state'),
-  managing_account: eq('managing_account'),
-  consuming_account: eq('consuming_account'),
-  external_ref: eq('external_ref'),
-};
-
 export const ports: CollectionDefinition = {
   name: 'ports',
   table: 'ports',
   columns: [
     'id',
-    'state',
-    'status',
-    'managing_account',
-    'consuming_account',
-    'billing_account',
-    'role_assignments',
-    'external_ref',
-    'purchase_order',
-    'contract_ref',
+    ...STATEFUL_COLUMNS,
     'connection',
     'speed',
     'name',

@@ -35,6 +35,28 @@ export const notEq =
   (value, params) =>
     `t.${column} <> ${params.bind(value)}`;
 
+/** Columns every stateful, owned resource has (ports, connections, services, configs). */
+export const STATEFUL_COLUMNS = [
+  'state',
+  'status',
+  'managing_account',
+  'consuming_account',
+  'billing_account',
+  'role_assignments',
+  'external_ref',
+  'purchase_order',
+  'contract_ref',
+];
+
+/** Filters every stateful, owned resource takes. */
+export const STATEFUL_FILTERS: Record<string, FilterSql> = {
+  state: eq('state'),
+  state__is_not: notEq('state'),
+  managing_account: eq('managing_account'),
+  consuming_account: eq('consuming_account'),
+  external_ref: eq('external_ref'),
+};
+
 /**
  * A related list computed for a page of rows in one query (e.g. a device's capabilities): the query
  * selects `owner` (the id of the row it belongs to) and the columns `collect` needs, for

@@ -32,6 +32,10 @@ export interface OrderContext {
   maxLagMembers: number;
 }
 
+/** What every port of this exchange carries, so what every connection accepts. */
+export const CONNECTION_VLAN_TYPES: readonly string[] = ['port', 'dot1q', 'qinq'];
+export const CONNECTION_OUTER_ETHERTYPES: readonly string[] = ['0x8100'];
+
 /** Bundling modes this exchange's devices provide. */
 export const SUPPORTED_MODES: ReadonlySet<ConnectionMode> = new Set(['lag_lacp', 'lag_static', 'standalone']);
 
@@ -62,7 +66,7 @@ export function connectionOrderProblems(
       'port_quantity',
       `the offering allows at most ${offering.maximum_port_quantity} port(s), not ${order.port_quantity}`,
     );
-  if (order.mode !== 'standalone' && order.port_quantity > context.maxLagMembers)
+  else if (order.mode !== 'standalone' && order.port_quantity > context.maxLagMembers)
     problem('port_quantity', `a bundle has at most ${context.maxLagMembers} ports here`);
 
   const demarcs = order.subscriber_side_demarcs ?? [];

@@ -7,7 +7,7 @@ import { DriverError } from './contract';
 export interface DriverUnderTest {
   driver: DeviceDriver;
   device: string;
-  /** At least four interfaces of one speed that the tests may change freely. */
+  /** At least four interfaces of one speed, in no LAG, that the tests may change freely. */
   interfaces: string[];
 }
 
@@ -48,12 +48,12 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       [a, b, c, d] = subject.interfaces;
     });
 
-    // Every test starts from the same state: no LAGs, the four interfaces disabled and blank.
+    // Every test starts from the same state: none of its LAGs, the four interfaces disabled and blank.
     beforeEach(async () => {
       const lags = await driver.readLags(device);
       await apply({
         interfaces: [a, b, c, d].map((n) => ({ name: n, description: '', enabled: false })),
-        removeLags: lags.map((lag) => lag.name),
+        removeLags: lags.map((lag) => lag.name).filter((name) => name.startsWith('contract-')),
       });
     });
 
@@ -156,29 +156,31 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       if (!driver.capabilities.lags) {
         const intent: DeviceIntent = {
           device,
-          lags: [{ name: 'ae-contract', description: '', mode: 'static', lacpTimeout: null, members: [a] }],
+          lags: [
+            { name: 'contract-bundle', description: '', mode: 'static', lacpTimeout: null, members: [a] },
+          ],
         };
         await expectDriverError(driver.load(intent), 'invalid-config');
         return;
       }
-      const lag = { name: 'ae-contract', description: 'bundle', members: [b, a] };
+      const lag = { name: 'contract-bundle', description: 'bundle', members: [b, a] };
       const mode = driver.capabilities.lacp
         ? ({ mode: 'lacp', lacpTimeout: 'fast' } as const)
         : ({ mode: 'static', lacpTimeout: null } as const);
       await apply({ lags: [{ ...lag, ...mode }] });
-      const [bundle] = await driver.readLags(device, ['ae-contract']);
+      const [bundle] = await driver.readLags(device, ['contract-bundle']);
       assert.deepEqual(bundle, { ...lag, ...mode, members: [a, b].sort() });
       assert.deepEqual(
         (await read([a, b, c])).map((i) => i.lag),
-        ['ae-contract', 'ae-contract', null],
+        ['contract-bundle', 'contract-bundle', null],
       );
       await apply({ lags: [{ ...lag, ...mode, members: [a, c] }] });
       assert.deepEqual(
         (await read([a, b, c])).map((i) => i.lag),
-        ['ae-contract', null, 'ae-contract'],
+        ['contract-bundle', null, 'contract-bundle'],
       );
-      await apply({ removeLags: ['ae-contract'] });
-      assert.deepEqual(await driver.readLags(device, ['ae-contract']), []);
+      await apply({ removeLags: ['contract-bundle'] });
+      assert.deepEqual(await driver.readLags(device, ['contract-bundle']), []);
       assert.deepEqual(
         (await read([a, b, c])).map((i) => i.lag),
         [null, null, null],
@@ -191,14 +193,17 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
         { device, interfaces: [{ name: 'no-such-interface', description: '', enabled: true }] },
         {
           device,
-          lags: [{ name: 'ae-x', description: '', mode: 'static', lacpTimeout: 'fast', members: [a] }],
+          lags: [{ name: 'contract-x', description: '', mode: 'static', lacpTimeout: 'fast', members: [a] }],
         },
-        { device, lags: [{ name: 'ae-x', description: '', mode: 'lacp', lacpTimeout: 'slow', members: [] }] },
+        {
+          device,
+          lags: [{ name: 'contract-x', description: '', mode: 'lacp', lacpTimeout: 'slow', members: [] }],
+        },
         {
           device,
           lags: [
-            { name: 'ae-x', description: '', mode: 'static', lacpTimeout: null, members: [a, b] },
-            { name: 'ae-y', description: '', mode: 'static', lacpTimeout: null, members: [b] },
+            { name: 'contract-x', description: '', mode: 'static', lacpTimeout: null, members: [a, b] },
+            { name: 'contract-y', description: '', mode: 'static', lacpTimeout: null, members: [b] },
           ],
         },
       ];
@@ -218,7 +223,9 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       const before = await snapshot();
       const { commitId } = await apply({
         interfaces: [{ name: a, description: 'to undo', enabled: true }],
-        lags: [{ name: 'ae-undo', description: '', mode: 'static', lacpTimeout: null, members: [b, c] }],
+        lags: [
+          { name: 'contract-undo', description: '', mode: 'static', lacpTimeout: null, members: [b, c] },
+        ],
       });
       assert.notDeepEqual(await snapshot(), before);
       if (!driver.capabilities.rollback) {

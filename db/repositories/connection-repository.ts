@@ -1,4 +1,5 @@
 import type { Sequelize, Transaction } from 'sequelize';
+import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
 import { QueryTypes } from 'sequelize';
 import type {
   ConnectionMode,
@@ -16,7 +17,7 @@ import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-rep
 import type { PortAllocation } from './port-allocation';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
-export interface NewConnection {
+export type NewConnection = {
   managing_account: string;
   consuming_account: string;
   billing_account: string;
@@ -30,7 +31,7 @@ export interface NewConnection {
   purchase_order: string;
   contract_ref: string | null;
   connecting_party: string | null;
-}
+};
 
 export interface Connection extends NewConnection {
   id: string;
@@ -96,10 +97,6 @@ export function provisioningStart(connection: { id: string; managing_account: st
   };
 }
 
-/** Every VLAN type a port of this exchange carries, and the outer ethertypes it accepts. */
-const VLAN_TYPES = ['port', 'dot1q', 'qinq'];
-const OUTER_ETHERTYPES = ['0x8100'];
-
 const SELECT = `SELECT t.*, (SELECT JSON_ARRAYAGG(p.id) FROM ports p WHERE p.connection = t.id) AS ports
   FROM connections t`;
 
@@ -138,8 +135,8 @@ function toConnection(row: ConnectionRow): Connection {
     capacity_allocated: 0,
     capacity_allocation_limit:
       row.capacity_allocation_limit === null ? null : Number(row.capacity_allocation_limit),
-    vlan_types: VLAN_TYPES,
-    outer_vlan_ethertypes: OUTER_ETHERTYPES,
+    vlan_types: [...CONNECTION_VLAN_TYPES],
+    outer_vlan_ethertypes: [...CONNECTION_OUTER_ETHERTYPES],
     decommission_at: (row.decommission_at as string | null) ?? null,
     charged_until: (row.charged_until as string | null) ?? null,
     current_billing_start_date: (row.current_billing_start_date as string | null) ?? null,
@@ -208,6 +205,36 @@ export function createConnectionRepository(deps: {
         physical_port_speed: Number(row.physical_port_speed),
         handover_pop: (row.handover_pop as string | null) ?? null,
         handover_metro_area_network: row.handover_metro_area_network as string,
+      };
+    },
+
+    /**
+     * What the order rules need to know about an order's role assignments and billing account:
+     * the roles given by the assignments the caller's accounts hold (others count as unknown).
+     */
+    async orderFacts(
+      input: Pick<NewConnection, 'role_assignments' | 'billing_account'>,
+      accounts: readonly string[],
+    ): Promise<{ roles: Map<string, string>; billingAccountCanPay: boolean; maxLagMembers: number }> {
+      const assignments = input.role_assignments.length
+        ? await select<{ id: string; role: string }>(
+            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+             WHERE ra.id IN (:ids) AND (c.managing_account IN (:accounts) OR c.consuming_account IN (:accounts))`,
+            { ids: input.role_assignments, accounts: accounts.length ? accounts : [''] },
+          )
+        : [];
+      const [billing] = await select<{ pays: number }>(
+        'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
+        { id: input.billing_account },
+      );
+      const [lag] = await select<{ max_lag: number | null }>(
+        'SELECT MIN(max_lag) AS max_lag FROM devices',
+        {},
+      );
+      return {
+        roles: new Map(assignments.map((a) => [a.id, a.role])),
+        billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
+        maxLagMembers: Number(lag?.max_lag ?? 8),
       };
     },
 

@@ -6,6 +6,7 @@ import { request } from '../support/http';
 import type { AccountIdentity, Identity, MatrixFixture, Subject, World } from '../support/matrix';
 import { ACCOUNT_IDENTITIES, MATRIX_FIXTURES, REJECTED_IDENTITIES, createWorld } from '../support/matrix';
 import Mocha from 'mocha';
+import { settleConnections } from '../support/connections';
 
 /**
  * The authorisation matrix: every resource family the server routes (as it reports them in
@@ -196,6 +197,8 @@ async function runCase(world: World, family: Family, fixture: MatrixFixture, ide
 }
 
 describe('authorisation matrix', function () {
+  // Provisioning started here must not change collections under the tests that follow.
+  after(() => settleConnections());
   let families: Family[] = [];
 
   // The families come from the running server, so the cases are added once it answers: one test

@@ -6,6 +6,7 @@ import { provisioningWorkflowId } from '../../db/repositories/connection-reposit
 import { UnableToFulfillError } from '../../domain/errors';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
+import { settleConnections } from '../support/connections';
 
 const CUSTOMER = 'acc-spree-networks';
 
@@ -42,6 +43,8 @@ const reaches = (id: string, state: string) =>
   });
 
 describe('connection provisioning', function () {
+  // Provisioning started here must not change collections under the tests that follow.
+  after(() => settleConnections());
   this.timeout(60_000);
   const lab = () => new LabDriver(stack().db.sequelize);
 

@@ -183,6 +183,9 @@ function accountFixture(discoverable: boolean): MatrixFixture {
   };
 }
 
+/** Connections of the matrix are ordered where the exchange orders the cross-connect. */
+const MATRIX_CONNECTION_OFFERING = 'po-connection-ham-10g';
+
 /** Every family the server routes needs one of these to join the matrix. */
 export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = {
   facilities: { kind: 'catalogue' },
@@ -227,6 +230,57 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     async createBody(world) {
       const { contact } = await contactOf(world);
       return { contact: contact.id, role: 'role-peering' };
+    },
+  },
+  connections: {
+    kind: 'subject',
+    async setup(world) {
+      const { db } = stack();
+      const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
+      const external = canary('connection-ref');
+      const order = canary('connection-po');
+      const { connection } = await db.connections.create(
+        {
+          managing_account: world.accounts.owner,
+          consuming_account: world.accounts['sub-account'],
+          billing_account: world.accounts.owner,
+          role_assignments: [],
+          product_offering: offering.id,
+          mode: 'standalone',
+          lacp_timeout: null,
+          port_quantity: 1,
+          subscriber_side_demarcs: ['matrix demarc'],
+          external_ref: external,
+          purchase_order: order,
+          contract_ref: null,
+          connecting_party: null,
+        },
+        offering,
+      );
+      return { id: connection.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+    },
+    async createBody(world) {
+      // The owner pays, so it needs billing information; its contact holds the roles the offering needs.
+      await stack().db.sequelize.query('UPDATE accounts SET billing_information = :billing WHERE id = :id', {
+        replacements: {
+          id: world.accounts.owner,
+          billing: JSON.stringify({ name: 'Matrix owner', address }),
+        },
+      });
+      const { contact } = await contactOf(world);
+      const assignments = [];
+      for (const role of ['role-implementation', 'role-noc'])
+        assignments.push((await stack().db.contacts.assignRole({ role, contact: contact.id })).resource.id);
+      return {
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        billing_account: world.accounts.owner,
+        role_assignments: assignments,
+        product_offering: MATRIX_CONNECTION_OFFERING,
+        mode: 'standalone',
+        port_quantity: 1,
+        subscriber_side_demarcs: ['matrix demarc'],
+      };
     },
   },
   ports: {

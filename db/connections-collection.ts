@@ -1,0 +1,64 @@
+import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../domain/connections';
+import type { CollectionDefinition, FilterSql } from './collection';
+import { eq, idsOf, notEq, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+
+/** Connections whose PoP is one of those the SQL selects. */
+const popIn =
+  (select: string): FilterSql =>
+  (value, params) =>
+    `t.pop IN (${select.replace(':value', params.bind(value))})`;
+
+const list = (value: unknown) => (Array.isArray(value) ? value : [value]).map(String);
+
+/** Connections as IX-API lists them; their ports are the ports rows that name them. */
+export const connections: CollectionDefinition = {
+  name: 'connections',
+  table: 'connections',
+  columns: [
+    'id',
+    'name',
+    ...STATEFUL_COLUMNS,
+    'product_offering',
+    'pop',
+    'mode',
+    'lacp_timeout',
+    'port_quantity',
+    'subscriber_side_demarcs',
+    'speed',
+    'capacity_allocation_limit',
+    'decommission_at',
+    'charged_until',
+    'current_billing_start_date',
+    `${idsOf('ports', 'connection')} AS ports`,
+  ],
+  jsonColumns: ['status', 'role_assignments', 'subscriber_side_demarcs', 'ports'],
+  filters: {
+    ...STATEFUL_FILTERS,
+    mode: eq('mode'),
+    mode__is_not: notEq('mode'),
+    name: eq('name'),
+    pop: eq('pop'),
+    metro_area_network: popIn('SELECT id FROM pops WHERE metro_area_network = :value'),
+    facility: popIn('SELECT id FROM pops WHERE facility = :value'),
+    metro_area: popIn(
+      'SELECT p.id FROM pops p JOIN metro_area_networks m ON m.id = p.metro_area_network WHERE m.metro_area = :value',
+    ),
+    // A connection can carry a network service of its own metro area network.
+    supported_network_service: popIn(
+      'SELECT p.id FROM pops p JOIN network_services s ON s.metro_area_network = p.metro_area_network WHERE s.id = :value',
+    ),
+    role_assignments: (value, params) =>
+      `JSON_OVERLAPS(t.role_assignments, ${params.bind(JSON.stringify(list(value)))})`,
+    contacts: (value, params) =>
+      `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(list(value))})
+         AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`,
+  },
+  toResource: (row) => ({
+    ...row,
+    port_quantity: Number(row.port_quantity),
+    port_reservations: [],
+    capacity_allocated: 0,
+    vlan_types: CONNECTION_VLAN_TYPES,
+    outer_vlan_ethertypes: CONNECTION_OUTER_ETHERTYPES,
+  }),
+};

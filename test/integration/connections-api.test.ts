@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { login, request } from '../support/http';
+import { eventually } from '../support/wait';
+import { settleConnections } from '../support/connections';
+
+const SPREE = 'acc-spree-networks';
+const ROLES = ['ra-spree-networks-implementation', 'ra-spree-networks-noc'];
+
+const order = (extra: Record<string, unknown> = {}) => ({
+  managing_account: SPREE,
+  consuming_account: SPREE,
+  billing_account: SPREE,
+  role_assignments: ROLES,
+  product_offering: 'po-connection-fra-100g',
+  mode: 'lag_lacp',
+  lacp_timeout: 'slow',
+  port_quantity: 2,
+  subscriber_side_demarcs: ['cage 7, panel 1, ports 3-4'],
+  external_ref: 'spree-order-1',
+  ...extra,
+});
+
+const propertyNames = (response: { body: { properties?: Array<{ name: string }> } }) =>
+  (response.body.properties ?? []).map((p) => p.name);
+
+describe('connections over HTTP', function () {
+  // Provisioning started here must not change collections under the tests that follow.
+  after(() => settleConnections());
+  this.timeout(60_000);
+  let token: string;
+  let other: string;
+
+  before(async () => {
+    token = (await login('customer', 0)).accessToken;
+    other = (await login('customer', 1)).accessToken;
+  });
+
+  it('orders a connection that reaches production, with its ports shown to its accounts only', async () => {
+    const created = await request('POST', '/connections', { token, body: order() });
+    assert.equal(created.status, 201, created.text);
+    const { id } = created.body as { id: string };
+    assert.equal(created.body.state, 'requested');
+    assert.equal(created.body.ports.length, 2);
+    assert.equal(created.body.speed, 200_000);
+    const live = await eventually('production', async () => {
+      const read = await request('GET', `/connections/${id}`, { token });
+      const body = read.body as { state: string; pop: string; ports: string[] };
+      return body.state === 'production' ? body : undefined;
+    });
+    assert.equal(live.pop, created.body.pop);
+    const ports = await request('GET', `/ports?connection=${id}`, { token });
+    assert.deepEqual(
+      (ports.body as Array<{ id: string; state: string }>).map((p) => [p.id, p.state]).sort(),
+      live.ports.map((port) => [port, 'production']).sort(),
+    );
+    const listed = await request(
+      'GET',
+      `/connections?mode=lag_lacp&external_ref=spree-order-1&pop=${live.pop}`,
+      {
+        token,
+      },
+    );
+    assert.ok((listed.body as Array<{ id: string }>).some((c) => c.id === id));
+    assert.equal((await request('GET', `/connections/${id}`, { token: other })).status, 404);
+    assert.ok(
+      !((await request('GET', '/connections', { token: other })).body as Array<{ id: string }>).some(
+        (c) => c.id === id,
+      ),
+    );
+    const events = await request('GET', '/events', { token });
+    const story = (
+      events.body as Array<{
+        type: string;
+        payload: { id?: string; to?: string; connection?: { id: string } };
+      }>
+    )
+      .filter((e) => e.payload.id === id || e.payload.connection?.id === id)
+      .map((e) => e.payload.to ?? e.type);
+    assert.deepEqual(story, ['connection.created', 'allocated', 'testing', 'production']);
+  });
+
+  it('refuses orders that do not fit their offering, naming the properties', async () => {
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ role_assignments: [ROLES[0]] }, ['role_assignments']],
+      [{ product_offering: 'po-exchange-lan-fra' }, ['product_offering']],
+      [{ product_offering: 'po-no-such-offering' }, ['product_offering']],
+      [{ mode: 'lag_static' }, ['lacp_timeout']],
+      [{ subscriber_side_demarcs: [] }, ['subscriber_side_demarcs']],
+      [{ port_quantity: 9 }, ['port_quantity']],
+      [{ role_assignments: ['ra-thames-cloud-noc', ROLES[1]] }, ['role_assignments.0']],
+      [{ billing_account: 'acc-thames-cloud' }, ['billing_account']],
+    ];
+    for (const [change, names] of cases) {
+      const response = await request('POST', '/connections', { token, body: order(change) });
+      assert.equal(response.status, 400, `${JSON.stringify(change)}: ${response.text}`);
+      assert.deepEqual(propertyNames(response), names, JSON.stringify(change));
+    }
+  });
+
+  it('refuses an order no device has room for any more, as unable to fulfil', async () => {
+    const body = order({ product_offering: 'po-connection-fra-400g', port_quantity: 8 });
+    let response = await request('POST', '/connections', { token, body });
+    // Bundles of eight fill one device after another until none has room.
+    for (let i = 0; response.status === 201 && i < 20; i += 1)
+      response = await request('POST', '/connections', { token, body });
+    assert.equal(response.status, 400, response.text);
+    assert.match(response.body.type, /unable-to-fulfill/);
+    assert.match(response.body.detail, /8 free 400000 Mbit\/s port/);
+  });
+});
