@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ConnectionPlacement, ConnectionRepository } from '../db/repositories/connection-repository';
 import { effectiveLacpTimeout } from '../domain/connections';
@@ -66,7 +67,15 @@ export function connectionActivities(deps: { connections: ConnectionRepository; 
           const candidate = await driver.load(connectionIntent(placement));
           return { commitId: (await driver.commit(candidate.id, key)).commitId };
         } catch (error) {
-          if (error instanceof DriverError && error.code === 'stale-candidate' && attempt < 3) continue;
+          const stale = error instanceof DriverError && error.code === 'stale-candidate';
+          // Other changes to the same device got in first: load again, after a moment.
+          if (stale && attempt < 10) {
+            await sleep(10 + Math.floor(Math.random() * 40));
+            continue;
+          }
+          // A device this busy is retried by Temporal, with backoff.
+          if (stale)
+            throw new Error(`${placement.device} kept changing while ${connectionId} was configured`);
           throw asFailure(error);
         }
       }

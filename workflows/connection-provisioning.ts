@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   condition,
   defineQuery,
   defineSignal,
@@ -22,6 +23,8 @@ const activities = proxyActivities<Activities>({
 export const crossConnectCompletedSignal = defineSignal('crossConnectCompleted');
 /** An operator asks to test the connection again after fixing what the status describes. */
 export const retryTestingSignal = defineSignal('retryTesting');
+/** An operator asks to configure again after a failure the status describes. */
+export const retryProvisioningSignal = defineSignal('retryProvisioning');
 /** Where provisioning stands, for operators in the Temporal UI. */
 export const provisioningStepQuery = defineQuery<string>('provisioningStep');
 
@@ -57,12 +60,16 @@ export async function provisionConnection({
   let step = 'starting';
   let crossConnected = false;
   let retryTesting = false;
+  let retryProvisioning = false;
   setHandler(provisioningStepQuery, () => step);
   setHandler(crossConnectCompletedSignal, () => {
     crossConnected = true;
   });
   setHandler(retryTestingSignal, () => {
     retryTesting = true;
+  });
+  setHandler(retryProvisioningSignal, () => {
+    retryProvisioning = true;
   });
   const move = async (
     event: Parameters<typeof activities.moveConnection>[0]['event'],
@@ -77,7 +84,28 @@ export async function provisionConnection({
   if (!placement) return 'deleted';
 
   step = 'configuring ports';
-  const { commitId } = await activities.configureConnection({ connectionId });
+  let commitId: string;
+  for (;;) {
+    try {
+      ({ commitId } = await activities.configureConnection({ connectionId }));
+      break;
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      // Retrying did not help (the device refused, or the intent cannot work there): a person must.
+      step = 'waiting for an operator';
+      await move('fail', [
+        entry(
+          SEVERITY.error,
+          'configuration_failed',
+          `Configuring the ports on ${placement.device} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
+        ),
+      ]);
+      retryProvisioning = false;
+      await condition(() => retryProvisioning);
+      step = 'configuring ports';
+      await move('retry', [entry(SEVERITY.info, 'retrying', 'An operator asked to provision again.')]);
+    }
+  }
   const ports = placement.ports.map((port) => port.name).join(', ');
   await move('allocate', [
     entry(SEVERITY.info, 'ports_configured', `Ports ${ports} on ${placement.device} are configured.`, {

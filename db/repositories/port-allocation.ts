@@ -3,8 +3,8 @@ import { QueryTypes, Transaction } from 'sequelize';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnableToFulfillError } from '../../domain/errors';
 
-/** How often an order looks again when the ports it could take are held by orders in flight. */
-const MAX_ATTEMPTS = 50;
+/** How long an order keeps looking while the ports it could take are held by orders in flight. */
+const PATIENCE_MS = 15_000;
 const READ_COMMITTED = Transaction.ISOLATION_LEVELS.READ_COMMITTED;
 
 /** Where the ports of a connection must be, and what they must be like. */
@@ -76,14 +76,14 @@ export function createPortAllocation(sequelize: Sequelize) {
            ORDER BY COUNT(*) ASC, device`,
           { replacements, type: QueryTypes.SELECT, transaction },
         );
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      for (const deadline = Date.now() + PATIENCE_MS; Date.now() < deadline;) {
         const devices = await candidates();
         if (!devices.length) break;
         for (const { device } of devices) {
           // Skips ports other orders hold: they may take them, or leave them for the next attempt.
           const ports = await sequelize.query<{ id: string; name: string; pop: string }>(
             `SELECT id, name, pop FROM ports WHERE ${spare} AND device = :device
-             ORDER BY name, id LIMIT :quantity FOR UPDATE SKIP LOCKED`,
+             ORDER BY id LIMIT :quantity FOR UPDATE SKIP LOCKED`,
             { replacements: { ...replacements, device }, type: QueryTypes.SELECT, transaction },
           );
           if (ports.length < demand.quantity) continue;

@@ -8,6 +8,7 @@ import type { Fault, ProxiedRequest } from '../../conformance/selftest/faults';
 import { FAULTS, pathnameOf, problemResponse, readJson, withJson } from '../../conformance/selftest/faults';
 import type { FaultProxy } from '../../conformance/selftest/proxy';
 import { startFaultProxy } from '../../conformance/selftest/proxy';
+import { ensureConnectionsOf } from '../support/connections';
 import { stack } from '../support/stack';
 
 /**
@@ -44,6 +45,7 @@ describe('conformance self-test: every injected fault is caught', function () {
   const caughtBy = new Map<string, string[]>();
 
   before(async () => {
+    await ensureConnectionsOf('acc-transit-partners');
     proxy = await startFaultProxy({ target: stack().baseUrl });
   });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunSummary } from '../../conformance';
 import { passed, runConformance } from '../../conformance';
+import { ensureConnectionsOf } from '../support/connections';
 import { stack } from '../support/stack';
 
 function credentialsOf(accountId: string) {
@@ -21,6 +22,9 @@ function failures(summary: RunSummary): string[] {
 }
 
 describe('the conformance suite against this server', () => {
+  // Collections the checks judge need items of the primary account.
+  before(() => ensureConnectionsOf('acc-transit-partners'));
+
   it('passes every applicable check of the full profile', async function () {
     this.timeout(180_000);
     const ledgerFile = path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-conformance-')), 'ledger.jsonl');

@@ -118,6 +118,35 @@ describe('connection provisioning', function () {
     await reaches(placed.id, 'production');
   });
 
+  it('configures many connections on one device at once, each exactly once', async () => {
+    const placed = await Promise.all(
+      Array.from({ length: 6 }, () => place({ mode: 'standalone', lacp_timeout: null, port_quantity: 1 })),
+    );
+    for (const connection of placed) await reaches(connection.id, 'production');
+    const placements = await Promise.all(placed.map((c) => stack().db.connections.placement(c.id)));
+    for (const placement of placements) {
+      const [port] = await lab().readInterfaces(placement!.device, [placement!.ports[0].name]);
+      assert.deepEqual([port.enabled, port.description], [true, `ixapi ${placement!.id}`]);
+    }
+  });
+
+  it('puts a connection the device refuses in error, and provisions it again when an operator asks', async () => {
+    await lab().store.injectFault({
+      operation: 'commit',
+      code: 'rejected',
+      message: 'commit refused: config locked',
+    });
+    const placed = await place({ mode: 'standalone', lacp_timeout: null, port_quantity: 1 });
+    const failed = await reaches(placed.id, 'error');
+    const [status] = failed.status;
+    assert.equal(status.tag, 'configuration_failed');
+    assert.match(status.message, /config locked.*retryProvisioning/);
+    await stack()
+      .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
+      .signal('retryProvisioning');
+    await reaches(placed.id, 'production');
+  });
+
   it('refuses an order no device can hold, leaving nothing behind', async () => {
     const before = await stack().db.sequelize.query<{ n: number }>('SELECT COUNT(*) AS n FROM connections', {
       type: QueryTypes.SELECT,

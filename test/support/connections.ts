@@ -23,3 +23,37 @@ export async function settleConnections(): Promise<void> {
     200,
   );
 }
+
+/**
+ * Makes sure an account has at least `count` connections in production (standalone, one 10G port
+ * in Frankfurt), so that checks of connection collections have items to judge.
+ */
+export async function ensureConnectionsOf(accountId: string, count = 2): Promise<void> {
+  const { db } = stack();
+  const [row] = await db.sequelize.query<{ n: number }>(
+    'SELECT COUNT(*) AS n FROM connections WHERE managing_account = :accountId',
+    { replacements: { accountId }, type: QueryTypes.SELECT },
+  );
+  const offering = (await db.connections.offering('po-connection-fra-10g'))!;
+  for (let i = Number(row.n); i < count; i += 1) {
+    await db.connections.create(
+      {
+        managing_account: accountId,
+        consuming_account: accountId,
+        billing_account: accountId,
+        role_assignments: [],
+        product_offering: offering.id,
+        mode: 'standalone',
+        lacp_timeout: null,
+        port_quantity: 1,
+        subscriber_side_demarcs: [`demarc ${i + 1}`],
+        external_ref: `conformance-data-${i + 1}`,
+        purchase_order: '',
+        contract_ref: null,
+        connecting_party: null,
+      },
+      offering,
+    );
+  }
+  await settleConnections();
+}
