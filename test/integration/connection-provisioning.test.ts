@@ -4,7 +4,7 @@ import { LabDriver } from '../../activities/drivers/lab';
 import type { Connection, NewConnection } from '../../db/repositories/connection-repository';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { UnableToFulfillError } from '../../domain/errors';
-import { stack } from '../support/stack';
+import { stack, withoutWorker } from '../support/stack';
 import { eventually } from '../support/wait';
 import { settleConnections } from '../support/connections';
 
@@ -145,6 +145,28 @@ describe('connection provisioning', function () {
       .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
       .signal('retryProvisioning');
     await reaches(placed.id, 'production');
+  });
+
+  it('carries on from its history when the worker goes away in the middle and a new one starts', async () => {
+    const placed = await place({
+      product_offering: 'po-connection-ams-10g',
+      mode: 'lag_static',
+      lacp_timeout: null,
+    });
+    await eventually('the cross-connect wait', async () =>
+      (await stateOf(placed.id)).status.some((s) => s.tag === 'cross_connect_pending') ? true : undefined,
+    );
+    await withoutWorker(async () => {
+      // Temporal keeps the signal until a worker runs the workflow again.
+      await stack()
+        .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
+        .signal('crossConnectCompleted');
+      assert.equal((await stateOf(placed.id)).state, 'allocated', 'nothing moves without a worker');
+    });
+    await reaches(placed.id, 'production');
+    const placement = (await stack().db.connections.placement(placed.id))!;
+    const [lag] = await lab().readLags(placement.device, [placement.lag_name!]);
+    assert.equal(lag.members.length, 2, 'configured once, before the worker went away');
   });
 
   it('refuses an order no device can hold, leaving nothing behind', async () => {

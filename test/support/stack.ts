@@ -86,7 +86,15 @@ export async function startStack(): Promise<TestStack> {
   await migrate(db.sequelize);
   const credentials = await seedDemo(db);
   await createLabStore(db.sequelize).syncFromCatalogue();
-  const worker = await createWorker({
+  const worker = await newWorker(temporal, config, db);
+  workerRun = worker.run();
+  const api = await startApi({ config, logger, db, port: 0, relayIntervalMs: 300, relayGraceMs: 300 });
+  current = { config, env, db, api, baseUrl: api.url, temporal, worker, credentials, logger };
+  return current;
+}
+
+function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Database): Promise<Worker> {
+  return createWorker({
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
@@ -97,10 +105,22 @@ export async function startStack(): Promise<TestStack> {
       clock: () => new Date(),
     }),
   });
-  workerRun = worker.run();
-  const api = await startApi({ config, logger, db, port: 0, relayIntervalMs: 300, relayGraceMs: 300 });
-  current = { config, env, db, api, baseUrl: api.url, temporal, worker, credentials, logger };
-  return current;
+}
+
+/**
+ * Takes the worker away while `meanwhile` runs, then starts a new one: workflows must carry on
+ * from their histories, as after a worker crash.
+ */
+export async function withoutWorker(meanwhile: () => Promise<void>): Promise<void> {
+  const running = stack();
+  running.worker.shutdown();
+  await workerRun;
+  try {
+    await meanwhile();
+  } finally {
+    running.worker = await newWorker(running.temporal, running.config, running.db);
+    workerRun = running.worker.run();
+  }
 }
 
 export async function stopStack(): Promise<void> {
