@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 
 /** Collects bound values and hands out their placeholders, so that no value is spliced into SQL. */
@@ -152,6 +152,7 @@ async function attachRelations(
   sequelize: Sequelize,
   definition: CollectionDefinition,
   rows: Row[],
+  transaction?: Transaction,
 ): Promise<void> {
   if (!rows.length) return;
   const owners = rows.map((r) => r[keyOf(definition)]);
@@ -159,6 +160,7 @@ async function attachRelations(
     const related = await sequelize.query<Row>(relation.sql, {
       replacements: { owners },
       type: QueryTypes.SELECT,
+      transaction,
     });
     const byOwner = new Map<unknown, Row[]>();
     for (const item of related) {
@@ -230,12 +232,16 @@ export async function listCollection(
   return { items: rows.map((row) => definition.toResource(row)), total, token, lastKey };
 }
 
-/** One resource by id, or null: a primary-key lookup plus its relations. */
+/**
+ * One resource by id, or null: a primary-key lookup plus its relations. Inside `transaction` it
+ * sees what the transaction wrote, so a repository answers with the resource as stored.
+ */
 export async function readResource(
   sequelize: Sequelize,
   definition: CollectionDefinition,
   id: string,
   scope?: FilterSql,
+  transaction?: Transaction,
 ): Promise<Record<string, unknown> | null> {
   const params = new SqlParams();
   const where = whereClause(definition, { ids: [id], filters: {}, scope }, params);
@@ -243,9 +249,10 @@ export async function readResource(
   const rows = await sequelize.query<Row>(`SELECT ${columns} FROM ${definition.table} t ${where}`, {
     replacements: params.values,
     type: QueryTypes.SELECT,
+    transaction,
   });
   if (!rows.length) return null;
   decodeJson(definition, rows[0]);
-  await attachRelations(sequelize, definition, rows);
+  await attachRelations(sequelize, definition, rows, transaction);
   return definition.toResource(rows[0]);
 }

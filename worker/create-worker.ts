@@ -1,6 +1,19 @@
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
+import { createActivities } from '../activities';
+import { LabDriver } from '../activities/drivers/lab';
+import type { Database } from '../db';
+
+/** The worker's activities over one database; devices are driven by the lab driver. */
+export function activitiesFor(db: Database): Activities {
+  return createActivities({
+    accounts: db.accounts,
+    connections: db.connections,
+    driver: new LabDriver(db.sequelize),
+    clock: () => new Date(),
+  });
+}
 
 /** A worker for the provisioning task queue, running the workflows of workflows/ and the given activities. */
 export async function createWorker(options: {

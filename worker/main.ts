@@ -1,10 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { LabDriver } from '../activities/drivers/lab';
-import { createActivities } from '../activities';
 import { createLogger } from '../api/logger';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
 import { openDatabase } from '../db';
-import { createWorker } from './create-worker';
+import { activitiesFor, createWorker } from './create-worker';
 
 async function connectWithRetry(address: string, log: (message: string) => void): Promise<NativeConnection> {
   for (let attempt = 1; ; attempt += 1) {
@@ -36,12 +34,7 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: createActivities({
-      accounts: db.accounts,
-      connections: db.connections,
-      driver: new LabDriver(db.sequelize),
-      clock: () => new Date(),
-    }),
+    activities: activitiesFor(db),
   });
   logger.info(
     { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },

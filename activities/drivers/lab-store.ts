@@ -126,12 +126,21 @@ export function createLabStore(sequelize: Sequelize) {
       );
     },
 
-    async latencyMs(device: string): Promise<number | null> {
-      const [row] = await select<{ latency_ms: number | null }>(
-        'SELECT latency_ms FROM lab_devices WHERE device = :device',
-        { device },
+    /**
+     * What a call to a device meets, in one query: the device's own latency, and whether a fault
+     * waits for this call (only then is one taken, in a transaction of its own).
+     */
+    async approach(
+      device: string,
+      operation: LabFault['operation'],
+    ): Promise<{ latencyMs: number | null; faultPending: boolean }> {
+      const [row] = await select<{ latency_ms: number | null; pending: number }>(
+        `SELECT (SELECT latency_ms FROM lab_devices WHERE device = :device) AS latency_ms,
+           EXISTS (SELECT 1 FROM lab_faults WHERE operation = :operation
+             AND (device = :device OR device IS NULL) AND remaining > 0) AS pending`,
+        { device, operation },
       );
-      return row?.latency_ms ?? null;
+      return { latencyMs: row?.latency_ms ?? null, faultPending: Boolean(Number(row?.pending ?? 0)) };
     },
 
     async setLatency(device: string, latencyMs: number | null): Promise<void> {

@@ -40,9 +40,10 @@ export class LabDriver implements DeviceDriver {
 
   /** Waits the device's latency, then fails if a fault was injected for this call. */
   private async reach(device: string, operation: LabFault['operation']): Promise<{ opticsLow: boolean }> {
-    const latency = (await this.store.latencyMs(device)) ?? this.options.latencyMs ?? 0;
+    const { latencyMs, faultPending } = await this.store.approach(device, operation);
+    const latency = latencyMs ?? this.options.latencyMs ?? 0;
     if (latency > 0) await sleep(latency);
-    const fault = await this.store.takeFault(device, operation);
+    const fault = faultPending ? await this.store.takeFault(device, operation) : undefined;
     if (!fault) return { opticsLow: false };
     if (fault.code === 'optics-low') return { opticsLow: true };
     throw new DriverError(fault.code, `${device}: ${fault.message}`);

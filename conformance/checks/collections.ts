@@ -1,19 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OpenApiDocument } from '../../spec';
 import { operationParameters, specOperations } from '../../spec';
+import type { HttpResponse } from '../http';
+import { COMMON_PARAMETERS, PAGINATION_HEADERS } from '../protocol';
 import type { CheckContext, CheckDefinition } from '../runner';
 import type { Role } from '../suite';
 
-const PAGINATION_HEADERS = [
-  'x-pagination-limit',
-  'x-pagination-offset',
-  'x-pagination-items',
-  'x-pagination-pages',
-  'x-pagination-page',
-  'x-pagination-token',
-  'x-pagination-next',
-];
-const COMMON = new Set(['id', 'page_limit', 'page_offset', 'page_token', 'fields']);
 /** Walking a collection stops after this many pages; the page size grows to fit. */
 const MAX_PAGES = 20;
 
@@ -71,7 +63,7 @@ export function listOperations(document: OpenApiDocument): ListOperation[] {
         read: all.find((other) => other.method === 'get' && other.path === `${op.path}/{id}`)?.operationId,
         path: op.path,
         filters: parameters
-          .filter((parameter) => !COMMON.has(parameter.name))
+          .filter((parameter) => !COMMON_PARAMETERS.has(parameter.name))
           .map((parameter) => {
             const schema = (parameter.schema ?? {}) as { type?: string; enum?: unknown[] };
             return { name: parameter.name, type: schema.type, enumValues: schema.enum };
@@ -79,6 +71,29 @@ export function listOperations(document: OpenApiDocument): ListOperation[] {
         projectable: parameters.some((parameter) => parameter.name === 'fields'),
       };
     });
+}
+
+/**
+ * The pages from `first` on, following X-Pagination-Next at most `maxPages` times; each page
+ * is held to the document. Stops early at a page that is not a 206, saying what it answered.
+ */
+async function walkNext(
+  t: CheckContext,
+  operationId: string,
+  first: HttpResponse,
+  maxPages: number,
+): Promise<{ pages: HttpResponse[]; refusedWith?: number }> {
+  const pages = [first];
+  const token = await t.token();
+  let next = first.headers['x-pagination-next'];
+  for (let page = 1; next && page <= maxPages; page += 1) {
+    const response = await t.send({ method: 'GET', path: next, token });
+    t.contract(operationId, response);
+    if (response.status !== 206) return { pages, refusedWith: response.status };
+    pages.push(response);
+    next = response.headers['x-pagination-next'];
+  }
+  return { pages };
 }
 
 interface PagePosition {
@@ -218,18 +233,10 @@ function checksFor(op: ListOperation): CheckDefinition[] {
           Array.isArray(first.body) && (first.body as Item[]).length === Math.min(limit, items.length),
           `the first page holds ${Array.isArray(first.body) ? first.body.length : 'no'} items, not ${Math.min(limit, items.length)}`,
         );
-        const seen = [...idsOf(t.items(first))];
-        const positions = [pagePosition(first)];
-        let next = first.headers['x-pagination-next'];
-        const token = await t.token();
-        for (let page = 1; next && page <= MAX_PAGES + 1; page += 1) {
-          const response = await t.send({ method: 'GET', path: next, token });
-          t.contract(op.list, response);
-          if (!t.must(response.status === 206, `a Next page answered ${response.status}`)) break;
-          seen.push(...idsOf(t.items(response)));
-          positions.push(pagePosition(response));
-          next = response.headers['x-pagination-next'];
-        }
+        const { pages, refusedWith } = await walkNext(t, op.list, first, MAX_PAGES + 1);
+        if (refusedWith !== undefined) t.must(false, `a Next page answered ${refusedWith}`);
+        const seen = pages.flatMap((page) => idsOf(t.items(page)));
+        const positions = pages.map(pagePosition);
         positionProblems(positions, limit, items.length).forEach((problem) => t.must(false, problem));
         t.must(
           isDeepStrictEqual(seen, idsOf(items)),
@@ -334,16 +341,8 @@ function checksFor(op: ListOperation): CheckDefinition[] {
             first.headers['x-pagination-items'] === String(expected.length),
             `${query([narrowing])} with page_limit=1 says X-Pagination-Items ${first.headers['x-pagination-items']}; ${expected.length} items match`,
           );
-          const seen = idsOf(t.items(first));
-          const token = await t.token();
-          let next = first.headers['x-pagination-next'];
-          for (let page = 1; next && page <= expected.length; page += 1) {
-            const response = await t.send({ method: 'GET', path: next, token });
-            t.contract(op.list, response);
-            if (response.status !== 206) break;
-            seen.push(...idsOf(t.items(response)));
-            next = response.headers['x-pagination-next'];
-          }
+          const { pages } = await walkNext(t, op.list, first, expected.length);
+          const seen = pages.flatMap((page) => idsOf(t.items(page)));
           t.must(
             isDeepStrictEqual(seen, expected),
             `walking the filtered pages visited ${seen.length} items; ${expected.length} match ${query([narrowing])}`,

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Fault, ProxiedRequest, ProxiedResponse } from './faults';
-import { isResponse, problemResponse } from './faults';
+import type { Fault } from './faults';
+import type { ProxiedRequest, ProxiedResponse } from './messages';
+import { isResponse, problemResponse } from './messages';
 
 /** A proxy in front of one server that injects at most one fault at a time. */
 export interface FaultProxy {

@@ -1,5 +1,4 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
 import { QueryTypes } from 'sequelize';
 import type {
   ConnectionMode,
@@ -11,6 +10,8 @@ import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
+import { readResource } from '../collection';
+import { connections } from '../connections-collection';
 import { newId } from '../ids';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
@@ -33,7 +34,8 @@ export type NewConnection = {
   connecting_party: string | null;
 };
 
-export interface Connection extends NewConnection {
+/** A connection as IX-API shows it (the order's `connecting_party` is the exchange's to keep). */
+export interface Connection extends Omit<NewConnection, 'connecting_party'> {
   id: string;
   name: string;
   state: State;
@@ -71,17 +73,6 @@ export interface OrderedOffering extends ConnectionOffering {
   handover_metro_area_network: string;
 }
 
-interface ConnectionRow extends Record<string, unknown> {
-  id: string;
-  state: State;
-  status: string;
-  role_assignments: string;
-  subscriber_side_demarcs: string;
-  ports: unknown;
-  device: string;
-  lag_name: string | null;
-}
-
 export const provisioningWorkflowId = (connectionId: string) => `ixapi:connection:${connectionId}`;
 
 export function provisioningStart(connection: { id: string; managing_account: string }): WorkflowStart {
@@ -94,52 +85,6 @@ export function provisioningStart(connection: { id: string; managing_account: st
       IxapiResourceId: connection.id,
       IxapiAccount: connection.managing_account,
     },
-  };
-}
-
-const SELECT = `SELECT t.*, (SELECT JSON_ARRAYAGG(p.id) FROM ports p WHERE p.connection = t.id) AS ports
-  FROM connections t`;
-
-/** A JSON array column: parsed by the driver for computed JSON, or text for stored JSON. */
-const jsonArray = (value: unknown): string[] =>
-  Array.isArray(value)
-    ? (value as string[])
-    : typeof value === 'string'
-      ? (JSON.parse(value) as string[])
-      : [];
-
-function toConnection(row: ConnectionRow): Connection {
-  const ports = jsonArray(row.ports).sort();
-  return {
-    id: row.id,
-    name: row.name as string,
-    state: row.state,
-    status: JSON.parse(row.status) as StatusEntry[],
-    managing_account: row.managing_account as string,
-    consuming_account: row.consuming_account as string,
-    billing_account: row.billing_account as string,
-    role_assignments: JSON.parse(row.role_assignments) as string[],
-    external_ref: row.external_ref as string | null,
-    purchase_order: row.purchase_order as string,
-    contract_ref: row.contract_ref as string | null,
-    product_offering: row.product_offering as string,
-    pop: row.pop as string,
-    mode: row.mode as ConnectionMode,
-    lacp_timeout: row.lacp_timeout as LacpTimeout | null,
-    port_quantity: Number(row.port_quantity),
-    subscriber_side_demarcs: JSON.parse(row.subscriber_side_demarcs) as string[],
-    connecting_party: row.connecting_party as string | null,
-    ports,
-    port_reservations: [],
-    speed: row.speed === null ? null : Number(row.speed),
-    capacity_allocated: 0,
-    capacity_allocation_limit:
-      row.capacity_allocation_limit === null ? null : Number(row.capacity_allocation_limit),
-    vlan_types: [...CONNECTION_VLAN_TYPES],
-    outer_vlan_ethertypes: [...CONNECTION_OUTER_ETHERTYPES],
-    decommission_at: (row.decommission_at as string | null) ?? null,
-    charged_until: (row.charged_until as string | null) ?? null,
-    current_billing_start_date: (row.current_billing_start_date as string | null) ?? null,
   };
 }
 
@@ -174,17 +119,10 @@ export function createConnectionRepository(deps: {
     return row.id;
   }
 
-  async function find(
-    id: string,
-    transaction?: Transaction,
-    lock = false,
-  ): Promise<ConnectionRow | undefined> {
-    const [row] = await select<ConnectionRow>(
-      lock ? 'SELECT * FROM connections t WHERE t.id = :id FOR UPDATE' : `${SELECT} WHERE t.id = :id`,
-      { id },
-      transaction,
-    );
-    return row;
+  /** A connection as IX-API shows it, read the way the collection reads it. */
+  async function read(id: string, transaction?: Transaction): Promise<Connection | undefined> {
+    const resource = await readResource(sequelize, connections, id, undefined, transaction);
+    return (resource ?? undefined) as Connection | undefined;
   }
 
   return {
@@ -288,7 +226,7 @@ export function createConnectionRepository(deps: {
             transaction,
           },
         );
-        const connection = toConnection((await find(id, transaction))!);
+        const connection = (await read(id, transaction))!;
         await events.append(
           { type: 'connection.created', payload: { connection }, account: connection.managing_account },
           transaction,
@@ -300,8 +238,7 @@ export function createConnectionRepository(deps: {
     },
 
     async findById(id: string): Promise<Connection | undefined> {
-      const row = await find(id);
-      return row ? toConnection(row) : undefined;
+      return read(id);
     },
 
     /** Where the connection's ports sit and how they are to be bundled. */
@@ -332,7 +269,11 @@ export function createConnectionRepository(deps: {
     /** Moves a connection (and its ports) along the lifecycle and records the event, in one transaction. */
     async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Connection> {
       return sequelize.transaction(async (transaction) => {
-        const row = await find(id, transaction, true);
+        const [row] = await select<{ state: State; managing_account: string }>(
+          'SELECT state, managing_account FROM connections WHERE id = :id FOR UPDATE',
+          { id },
+          transaction,
+        );
         if (!row) throw new NotFoundError(`no connection ${id}`);
         const from = row.state;
         const to = transition(from, event);
@@ -344,12 +285,15 @@ export function createConnectionRepository(deps: {
           replacements: { id, state: portStateFor(to) },
           transaction,
         });
-        const managing = row.managing_account as string;
         await events.append(
-          { type: 'connection.state_changed', payload: { id, from, to, event }, account: managing },
+          {
+            type: 'connection.state_changed',
+            payload: { id, from, to, event },
+            account: row.managing_account,
+          },
           transaction,
         );
-        return toConnection((await find(id, transaction))!);
+        return (await read(id, transaction))!;
       });
     },
 

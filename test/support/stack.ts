@@ -3,8 +3,6 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
-import { LabDriver } from '../../activities/drivers/lab';
-import { createActivities } from '../../activities';
 import { createLabStore } from '../../activities/drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
@@ -19,7 +17,7 @@ import { seedDemo } from '../../db/seed';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
-import { createWorker } from '../../worker/create-worker';
+import { activitiesFor, createWorker } from '../../worker/create-worker';
 
 /**
  * The real stack the integration tests talk to: a throw-away MariaDB database, a Temporal dev
@@ -98,12 +96,7 @@ function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Databa
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: createActivities({
-      accounts: db.accounts,
-      connections: db.connections,
-      driver: new LabDriver(db.sequelize),
-      clock: () => new Date(),
-    }),
+    activities: activitiesFor(db),
   });
 }
 
