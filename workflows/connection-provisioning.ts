@@ -93,6 +93,8 @@ export async function provisionConnection({
       if (!(error instanceof ActivityFailure)) throw error;
       // Retrying did not help (the device refused, or the intent cannot work there): a person must.
       step = 'waiting for an operator';
+      // Forget earlier retries before the state shows: a signal sent once it shows must count.
+      retryProvisioning = false;
       await move('fail', [
         entry(
           SEVERITY.error,
@@ -100,7 +102,6 @@ export async function provisionConnection({
           `Configuring the ports on ${placement.device} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
         ),
       ]);
-      retryProvisioning = false;
       await condition(() => retryProvisioning);
       step = 'configuring ports';
       await move('retry', [entry(SEVERITY.info, 'retrying', 'An operator asked to provision again.')]);
@@ -147,6 +148,7 @@ export async function provisionConnection({
     const { outOfRange } = await activities.checkConnectionOptics({ connectionId });
     if (!outOfRange.length) break;
     step = 'waiting for an operator';
+    retryTesting = false;
     await move('escalate', [
       entry(
         SEVERITY.error,
@@ -155,7 +157,6 @@ export async function provisionConnection({
         { ports: outOfRange },
       ),
     ]);
-    retryTesting = false;
     await condition(() => retryTesting);
     step = 'testing';
     // An operator's retry starts over from requested; the ports stay configured.
