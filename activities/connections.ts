@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ConnectionPlacement, ConnectionRepository } from '../db/repositories/connection-repository';
+import type {
+  ConnectionAgenda,
+  ConnectionPlacement,
+  ConnectionRepository,
+} from '../db/repositories/connection-repository';
 import { effectiveLacpTimeout } from '../domain/connections';
 import type { LifecycleEvent, State } from '../domain/states';
 import { TRANSITIONS } from '../domain/states';
@@ -15,15 +19,22 @@ function asFailure(error: unknown): unknown {
   return error;
 }
 
-/** The configuration a connection needs on its device: its ports up, bundled as its mode says. */
+/**
+ * The configuration a connection needs on its device: its ports up, bundled as its mode says, and
+ * ports leaving it shut and out of the bundle. A standalone connection has no bundle (any it had
+ * before goes).
+ */
 export function connectionIntent(placement: ConnectionPlacement): DeviceIntent {
-  const interfaces = placement.ports.map((port) => ({
-    name: port.name,
-    description: `ixapi ${placement.id}`,
-    enabled: true,
-  }));
+  const interfaces = [
+    ...placement.ports.map((port) => ({
+      name: port.name,
+      description: `ixapi ${placement.id}`,
+      enabled: true,
+    })),
+    ...placement.leaving.map((port) => ({ name: port.name, description: '', enabled: false })),
+  ];
   if (placement.mode === 'standalone' || placement.lag_name === null)
-    return { device: placement.device, interfaces };
+    return { device: placement.device, interfaces, removeLags: [bundleName(placement.id)] };
   const lacpTimeout = effectiveLacpTimeout(placement);
   return {
     device: placement.device,
@@ -40,45 +51,106 @@ export function connectionIntent(placement: ConnectionPlacement): DeviceIntent {
   };
 }
 
-/** Activities that provision connections, over the connection repository and a device driver. */
-export function connectionActivities(deps: { connections: ConnectionRepository; driver: DeviceDriver }) {
-  const { connections, driver } = deps;
+/** The name a connection's bundle has on its device. */
+export const bundleName = (connectionId: string) => `ae-${connectionId}`;
+
+/** The configuration that takes a connection off its device: every port shut, the bundle gone. */
+export function teardownIntent(placement: ConnectionPlacement): DeviceIntent {
   return {
-    /** Where the connection's ports are; null when the connection is gone. */
+    device: placement.device,
+    interfaces: [...placement.ports, ...placement.leaving].map((port) => ({
+      name: port.name,
+      description: '',
+      enabled: false,
+    })),
+    removeLags: [bundleName(placement.id)],
+  };
+}
+
+/** Activities that provision connections, over the connection repository and a device driver. */
+export function connectionActivities(deps: {
+  connections: ConnectionRepository;
+  driver: DeviceDriver;
+  crossConnectDelayMs: number;
+}) {
+  const { connections, driver } = deps;
+
+  /**
+   * Commits what `intentOf` makes of the connection's placement, under `key`, so a retry after a
+   * crash finds the commit instead of applying it twice; a candidate overtaken by another change
+   * to the device is loaded again.
+   */
+  async function commitIntent(
+    connectionId: string,
+    key: string,
+    intentOf: (placement: ConnectionPlacement) => DeviceIntent,
+  ): Promise<{ commitId: string }> {
+    const placement = await connections.placement(connectionId);
+    if (!placement) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const candidate = await driver.load(intentOf(placement));
+        return { commitId: (await driver.commit(candidate.id, key)).commitId };
+      } catch (error) {
+        const stale = error instanceof DriverError && error.code === 'stale-candidate';
+        // Other changes to the same device got in first: load again, after a moment.
+        if (stale && attempt < 10) {
+          await sleep(10 + Math.floor(Math.random() * 40));
+          continue;
+        }
+        // A device this busy is retried by Temporal, with backoff.
+        if (stale) throw new Error(`${placement.device} kept changing while ${connectionId} was configured`);
+        throw asFailure(error);
+      }
+    }
+  }
+
+  return {
+    /** Where the connection's ports are, and how long the exchange's cross-connects take; null when gone. */
     async connectionPlacement({
       connectionId,
     }: {
       connectionId: string;
-    }): Promise<ConnectionPlacement | null> {
-      return (await connections.placement(connectionId)) ?? null;
+    }): Promise<(ConnectionPlacement & { crossConnectDelayMs: number }) | null> {
+      const placement = await connections.placement(connectionId);
+      return placement ? { ...placement, crossConnectDelayMs: deps.crossConnectDelayMs } : null;
     },
 
-    /**
-     * Configures the connection's ports on their device. Committed under the connection's key, so
-     * a retry after a crash finds the commit instead of applying it twice; a candidate overtaken by
-     * another change is loaded again.
-     */
-    async configureConnection({ connectionId }: { connectionId: string }): Promise<{ commitId: string }> {
+    /** What the connection's workflow has to do next; null when the connection is gone. */
+    async connectionAgenda({ connectionId }: { connectionId: string }): Promise<ConnectionAgenda | null> {
+      return (await connections.agenda(connectionId)) ?? null;
+    },
+
+    /** Configures the connection's ports and bundle on their device as the connection now is. */
+    async configureConnection({
+      connectionId,
+      key = `connection:${connectionId}:configure`,
+    }: {
+      connectionId: string;
+      key?: string;
+    }): Promise<{ commitId: string }> {
+      return commitIntent(connectionId, key, connectionIntent);
+    },
+
+    /** Takes the connection off its device: ports shut, bundle removed. */
+    async deconfigureConnection({ connectionId }: { connectionId: string }): Promise<{ commitId: string }> {
+      return commitIntent(connectionId, `connection:${connectionId}:teardown`, teardownIntent);
+    },
+
+    /** Gives the connection's ports (or only those whose reservations ended) back to the exchange. */
+    async releaseConnectionPorts({
+      connectionId,
+      leavingOnly = false,
+    }: {
+      connectionId: string;
+      leavingOnly?: boolean;
+    }): Promise<number> {
       const placement = await connections.placement(connectionId);
-      if (!placement) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
-      const key = `connection:${connectionId}:configure`;
-      for (let attempt = 0; ; attempt += 1) {
-        try {
-          const candidate = await driver.load(connectionIntent(placement));
-          return { commitId: (await driver.commit(candidate.id, key)).commitId };
-        } catch (error) {
-          const stale = error instanceof DriverError && error.code === 'stale-candidate';
-          // Other changes to the same device got in first: load again, after a moment.
-          if (stale && attempt < 10) {
-            await sleep(10 + Math.floor(Math.random() * 40));
-            continue;
-          }
-          // A device this busy is retried by Temporal, with backoff.
-          if (stale)
-            throw new Error(`${placement.device} kept changing while ${connectionId} was configured`);
-          throw asFailure(error);
-        }
-      }
+      if (!placement) return 0;
+      return connections.releasePorts(
+        connectionId,
+        leavingOnly ? placement.leaving.map((port) => port.id) : undefined,
+      );
     },
 
     /** The optics of the connection's ports: all in range, or the ports that are not. */

@@ -13,6 +13,8 @@ export interface ActivityDependencies {
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
   clock: () => Date;
+  /** How long the exchange's own cross-connects take (the lab completes them then). */
+  crossConnectDelayMs: number;
 }
 
 /** Domain errors do not get better by retrying: surface them as non-retryable failures. */
@@ -31,9 +33,15 @@ async function permanent<T>(work: () => Promise<T>): Promise<T> {
  * Every activity of the worker, built over injected repositories and a clock. Workflows type their
  * stubs from this factory's return type; tests pass their own dependencies to the same factory.
  */
-export function createActivities({ accounts, connections, driver, clock }: ActivityDependencies) {
+export function createActivities({
+  accounts,
+  connections,
+  driver,
+  clock,
+  crossConnectDelayMs,
+}: ActivityDependencies) {
   return {
-    ...connectionActivities({ connections, driver }),
+    ...connectionActivities({ connections, driver, crossConnectDelayMs }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
      * when the account was deleted meanwhile.

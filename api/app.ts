@@ -21,6 +21,8 @@ import type { TokenService } from './token-service';
 export const API_BASE_PATH = '/api/v2';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const BODY_LIMIT = '1mb';
+/** The largest letter of authorisation taken (a scanned, signed page or two). */
+export const LOA_LIMIT = '8mb';
 
 export interface AppOptions {
   logger: Logger;
@@ -70,6 +72,8 @@ export function createApp(options: AppOptions) {
       type: (req) => isJsonRequest(req),
     }),
   );
+  // Letters of authorisation arrive as raw PDF bytes.
+  api.use(express.raw({ limit: LOA_LIMIT, type: ['application/pdf', 'application/octet-stream'] }));
   api.get('/spec', (_req, res) => {
     res.type('application/yaml').send(specText());
   });

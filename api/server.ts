@@ -12,6 +12,7 @@ import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
 import { accountOperations, accountsCollection } from './routes/accounts';
 import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
+import { PORT_RESERVATION_COLLECTIONS, portReservationOperations } from './routes/port-reservations';
 import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
@@ -83,7 +84,8 @@ export async function startApi(options: {
       ...authOperations({ credentials: db.credentials, tokens }),
       ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
       ...contactOperations({ contacts: db.contacts, validators, writes }),
-      ...connectionOperations({ connections: db.connections, writes }),
+      ...connectionOperations({ connections: db.connections, validators, writes }),
+      ...portReservationOperations({ connections: db.connections, validators, writes }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,
@@ -94,6 +96,7 @@ export async function startApi(options: {
           accountsCollection(redactionPlanFor(document, 'Account')),
           ...CONTACT_COLLECTIONS,
           ...CONNECTION_COLLECTIONS,
+          ...PORT_RESERVATION_COLLECTIONS,
         ],
       }),
       ...extensionOperations({

@@ -24,6 +24,10 @@ export interface Config {
   logLevel: string;
   /** How long a health probe may take before the dependency counts as down. */
   healthProbeTimeoutMs: number;
+  /** How long the exchange's own cross-connects take on the lab fabric (milliseconds). */
+  labCrossConnectDelayMs: number;
+  /** How long a lab device takes to answer each driver call (milliseconds). */
+  labDeviceLatencyMs: number;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +93,16 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description: 'pino log level: fatal, error, warn, info, debug, trace, silent',
   },
   { name: 'HEALTH_PROBE_TIMEOUT_MS', default: '2000', description: 'time a health probe may take' },
+  {
+    name: 'LAB_CROSS_CONNECT_DELAY_MS',
+    default: '2000',
+    description: "time the exchange's own cross-connects take on the lab fabric before testing starts",
+  },
+  {
+    name: 'LAB_DEVICE_LATENCY_MS',
+    default: '0',
+    description: 'time a lab device takes to answer each configuration or optics call',
+  },
 ];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -198,6 +212,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshTokenTtlSeconds,
     logLevel,
     healthProbeTimeoutMs: parseInteger('HEALTH_PROBE_TIMEOUT_MS', get('HEALTH_PROBE_TIMEOUT_MS'), 100, 60000),
+    labCrossConnectDelayMs: parseInteger(
+      'LAB_CROSS_CONNECT_DELAY_MS',
+      get('LAB_CROSS_CONNECT_DELAY_MS'),
+      0,
+      86_400_000,
+    ),
+    labDeviceLatencyMs: parseInteger('LAB_DEVICE_LATENCY_MS', get('LAB_DEVICE_LATENCY_MS'), 0, 60_000),
   };
 }
 

@@ -30,8 +30,9 @@ export const connections: CollectionDefinition = {
     'charged_until',
     'current_billing_start_date',
     `${idsOf('ports', 'connection')} AS ports`,
+    `${idsOf('port_reservations', 'connection')} AS port_reservations`,
   ],
-  jsonColumns: ['status', 'role_assignments', 'subscriber_side_demarcs', 'ports'],
+  jsonColumns: ['status', 'role_assignments', 'subscriber_side_demarcs', 'ports', 'port_reservations'],
   filters: {
     ...STATEFUL_FILTERS,
     mode: eq('mode'),
@@ -56,7 +57,6 @@ export const connections: CollectionDefinition = {
   toResource: (row) => ({
     ...row,
     port_quantity: Number(row.port_quantity),
-    port_reservations: [],
     capacity_allocated: 0,
     vlan_types: CONNECTION_VLAN_TYPES,
     outer_vlan_ethertypes: CONNECTION_OUTER_ETHERTYPES,

@@ -5,6 +5,7 @@ import * as catalogue from './migrations/0002-catalogue';
 import * as access from './migrations/0003-access';
 import * as labFabric from './migrations/0004-lab-fabric';
 import * as connections from './migrations/0005-connections';
+import * as portReservations from './migrations/0006-port-reservations';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -18,6 +19,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0003-access', access],
   ['0004-lab-fabric', labFabric],
   ['0005-connections', connections],
+  ['0006-port-reservations', portReservations],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

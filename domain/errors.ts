@@ -115,6 +115,22 @@ export class InvalidTransitionError extends UnableToFulfillError {
   }
 }
 
+/** A cancellation asked for a day the resource's cancellation policy does not allow. */
+export class CancellationPolicyError extends DomainError {
+  readonly status = 400;
+  readonly typeName = 'cancellation-policy-error';
+  readonly title = 'The requested decommission date is outside the notice period.';
+  constructor(
+    message: string,
+    readonly policy: { decommission_at: string; charged_until: string },
+  ) {
+    super(message);
+  }
+  override extensions() {
+    return { ...this.policy };
+  }
+}
+
 /** HTTP-level problems that are not part of a resource's rules (wrong method, media type, size). */
 export class HttpProblem extends DomainError {
   constructor(

@@ -3,15 +3,20 @@ import { Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
 import { LabDriver } from '../activities/drivers/lab';
+import type { Config } from '../config/config';
 import type { Database } from '../db';
 
 /** The worker's activities over one database; devices are driven by the lab driver. */
-export function activitiesFor(db: Database): Activities {
+export function activitiesFor(
+  db: Database,
+  settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'>,
+): Activities {
   return createActivities({
     accounts: db.accounts,
     connections: db.connections,
-    driver: new LabDriver(db.sequelize),
+    driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
     clock: () => new Date(),
+    crossConnectDelayMs: settings.labCrossConnectDelayMs,
   });
 }
 

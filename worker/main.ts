@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: activitiesFor(db),
+    activities: activitiesFor(db, config),
   });
   logger.info(
     { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },

@@ -1,14 +1,16 @@
 import {
   ActivityFailure,
   condition,
+  continueAsNew,
   defineQuery,
   defineSignal,
   proxyActivities,
   setHandler,
-  sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { CONNECTION_RECONSIDER_SIGNAL } from '../domain/connections';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
@@ -19,20 +21,26 @@ const activities = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
 });
 
+/** The API asks the workflow to look at the stored connection: a change, decommission or cancellation. */
+export const reconsiderSignal = defineSignal(CONNECTION_RECONSIDER_SIGNAL);
 /** An operator (or the subscriber's LOA process) reports the cross-connect done. */
 export const crossConnectCompletedSignal = defineSignal('crossConnectCompleted');
 /** An operator asks to test the connection again after fixing what the status describes. */
 export const retryTestingSignal = defineSignal('retryTesting');
 /** An operator asks to configure again after a failure the status describes. */
 export const retryProvisioningSignal = defineSignal('retryProvisioning');
-/** Where provisioning stands, for operators in the Temporal UI. */
+/** An operator decommissions a connection now rather than on its decommission day. */
+export const decommissionNowSignal = defineSignal('decommissionNow');
+/** Where the connection stands, for operators in the Temporal UI. */
 export const provisioningStepQuery = defineQuery<string>('provisioningStep');
 
 export interface ProvisionConnectionInput {
   connectionId: string;
-  /** How long the exchange's own cross-connect takes (milliseconds); the lab completes it then. */
+  /** Overrides the worker's setting of how long the exchange's own cross-connect takes (ms). */
   crossConnectDelayMs?: number;
 }
+
+type Outcome = State | 'deleted';
 
 const entry = (
   severity: number,
@@ -47,21 +55,43 @@ const entry = (
   timestamp: new Date().toISOString(),
 });
 
+/** Provisioning stops: the customer cancelled the order. */
+class Cancelled extends Error {}
+/** Whatever was going on stops: the connection is to be decommissioned. */
+class Decommissioning extends Error {}
+
+/** After an operator's retry, some steps simply try again. */
+const nothing = (): Promise<void> => Promise.resolve();
+
+/** Milliseconds from now (workflow time) to the start of `day` (UTC); 0 once it has begun. */
+const untilDay = (day: string): number => Math.max(0, Date.parse(`${day}T00:00:00Z`) - Date.now());
+const today = (): string => new Date(Date.now()).toISOString().slice(0, 10);
+
 /**
- * Provisions one connection from its allocated ports to production: configures the ports and the
- * bundle on the device, waits for the cross-connect (ordered by the exchange, or done by the
- * subscriber's side and confirmed by an operator), tests the optics and hands the connection
- * over. Optics out of range put it in `operator` until an operator asks to test again.
+ * The life of one connection, from its order to its decommissioning. It provisions the allocated
+ * ports (configure, cross-connect, test, production), then waits in production for what the API
+ * asks of it: a change of the bundle or its ports, or a decommission on the policy's day. A
+ * cancellation stops provisioning wherever it is and gives everything back. What is asked is read
+ * from the stored connection whenever the API signals `reconsider`. Failures retrying cannot fix
+ * put the connection in `error` or `operator` with a status saying what to do, until an operator
+ * signals.
  */
 export async function provisionConnection({
   connectionId,
-  crossConnectDelayMs = 2_000,
-}: ProvisionConnectionInput): Promise<State | 'deleted'> {
+  crossConnectDelayMs,
+}: ProvisionConnectionInput): Promise<Outcome> {
   let step = 'starting';
+  let woken = false;
   let crossConnected = false;
   let retryTesting = false;
   let retryProvisioning = false;
+  let decommissionNow = false;
+  let state: State = 'requested';
+  let changes = 0;
   setHandler(provisioningStepQuery, () => step);
+  setHandler(reconsiderSignal, () => {
+    woken = true;
+  });
   setHandler(crossConnectCompletedSignal, () => {
     crossConnected = true;
   });
@@ -71,101 +101,235 @@ export async function provisionConnection({
   setHandler(retryProvisioningSignal, () => {
     retryProvisioning = true;
   });
+  setHandler(decommissionNowSignal, () => {
+    decommissionNow = true;
+  });
+
   const move = async (
     event: Parameters<typeof activities.moveConnection>[0]['event'],
     status: StatusEntry[],
   ) => {
-    const state = await activities.moveConnection({ connectionId, event, status });
+    state = await activities.moveConnection({ connectionId, event, status });
     upsertSearchAttributes([{ key: RESOURCE_STATE, value: state }]);
     return state;
   };
+  const agenda = async () => {
+    woken = false;
+    const found = await activities.connectionAgenda({ connectionId });
+    if (found) state = found.state;
+    return found;
+  };
+  /** After a `reconsider`, stops what is going on if the connection is to be cancelled or to go. */
+  const interruptions = async () => {
+    if (!woken) return;
+    const now = await agenda();
+    if (!now || now.cancelRequested) throw new Cancelled();
+    if (now.state === 'decommission_requested') throw new Decommissioning();
+  };
+  /** Waits until `ready` (or `timeoutMs` passed: false), minding interruptions meanwhile. */
+  const waitFor = async (ready: () => boolean, timeoutMs?: number): Promise<boolean> => {
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    for (;;) {
+      const remaining = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+      const wake = () => ready() || woken;
+      const settled =
+        remaining === undefined ? (await condition(wake), true) : await condition(wake, remaining);
+      if (ready()) return true;
+      if (!settled) return false;
+      await interruptions();
+    }
+  };
+  /**
+   * Commits a configuration until it is in; when the device refuses, the connection goes to
+   * `error` until an operator signals retryProvisioning.
+   */
+  const commitUntilDone = async (
+    what: string,
+    commit: () => Promise<{ commitId: string }>,
+    afterRetry: () => Promise<unknown>,
+  ): Promise<string> => {
+    for (;;) {
+      try {
+        return (await commit()).commitId;
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        const previous = step;
+        step = 'waiting for an operator';
+        // Forget earlier retries before the state shows: a signal sent once it shows must count.
+        retryProvisioning = false;
+        const device = placement.device;
+        await move('fail', [
+          entry(
+            SEVERITY.error,
+            'configuration_failed',
+            `${what} on ${device} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
+          ),
+        ]);
+        await waitFor(() => retryProvisioning);
+        step = previous;
+        await afterRetry();
+      }
+    }
+  };
 
-  const placement = await activities.connectionPlacement({ connectionId });
-  if (!placement) return 'deleted';
+  const first = await agenda();
+  if (!first) return 'deleted';
+  if (['cancelled', 'decommissioned', 'archived'].includes(first.state)) return first.state;
+  const found = await activities.connectionPlacement({ connectionId });
+  if (!found) return 'deleted';
+  const placement = found;
 
-  step = 'configuring ports';
-  let commitId: string;
-  for (;;) {
-    try {
-      ({ commitId } = await activities.configureConnection({ connectionId }));
-      break;
-    } catch (error) {
-      if (!(error instanceof ActivityFailure)) throw error;
-      // Retrying did not help (the device refused, or the intent cannot work there): a person must.
+  /** From the allocated ports to production. */
+  const provision = async () => {
+    step = 'configuring ports';
+    const commitId = await commitUntilDone(
+      'Configuring the ports',
+      () => activities.configureConnection({ connectionId }),
+      () => move('retry', [entry(SEVERITY.info, 'retrying', 'An operator asked to provision again.')]),
+    );
+    await interruptions();
+    const ports = placement.ports.map((port) => port.name).join(', ');
+    await move('allocate', [
+      entry(SEVERITY.info, 'ports_configured', `Ports ${ports} on ${placement.device} are configured.`, {
+        commitId,
+      }),
+    ]);
+
+    step = 'waiting for the cross-connect';
+    if (placement.cross_connect_initiator === 'subscriber') {
+      await activities.recordConnectionStatus({
+        connectionId,
+        status: [
+          entry(
+            SEVERITY.notice,
+            'cross_connect_pending',
+            'Waiting for the cross-connect from your side: upload the LOA; an operator confirms the cross-connect when it is in place.',
+          ),
+        ],
+      });
+      await waitFor(() => crossConnected);
+    } else {
+      await activities.recordConnectionStatus({
+        connectionId,
+        status: [
+          entry(SEVERITY.info, 'cross_connect_ordered', 'The exchange has ordered the cross-connect.', {
+            demarcs: placement.subscriber_side_demarcs,
+          }),
+        ],
+      });
+      // The exchange's cross-connect order; an operator may confirm it earlier.
+      await waitFor(() => crossConnected, crossConnectDelayMs ?? placement.crossConnectDelayMs);
+    }
+
+    step = 'testing';
+    await move('start_testing', [
+      entry(SEVERITY.info, 'testing', 'The cross-connect is in place; testing the link.'),
+    ]);
+    for (;;) {
+      const { outOfRange } = await activities.checkConnectionOptics({ connectionId });
+      await interruptions();
+      if (!outOfRange.length) break;
       step = 'waiting for an operator';
-      // Forget earlier retries before the state shows: a signal sent once it shows must count.
-      retryProvisioning = false;
-      await move('fail', [
+      retryTesting = false;
+      await move('escalate', [
         entry(
           SEVERITY.error,
-          'configuration_failed',
-          `Configuring the ports on ${placement.device} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
+          'optics_out_of_range',
+          `Receive power out of range on ${outOfRange.join(', ')}. Check the cross-connect and the optics, then signal retryTesting.`,
+          { ports: outOfRange },
         ),
       ]);
-      await condition(() => retryProvisioning);
-      step = 'configuring ports';
-      await move('retry', [entry(SEVERITY.info, 'retrying', 'An operator asked to provision again.')]);
+      await waitFor(() => retryTesting);
+      step = 'testing';
+      // An operator's retry starts over from requested; the ports stay configured.
+      await move('retry', [entry(SEVERITY.info, 'retesting', 'An operator asked to test again.')]);
+      await move('allocate', [entry(SEVERITY.info, 'retesting', 'Testing the link again.')]);
+      await move('start_testing', [entry(SEVERITY.info, 'retesting', 'Testing the link again.')]);
     }
-  }
-  const ports = placement.ports.map((port) => port.name).join(', ');
-  await move('allocate', [
-    entry(SEVERITY.info, 'ports_configured', `Ports ${ports} on ${placement.device} are configured.`, {
-      commitId,
-    }),
-  ]);
+    step = 'in production';
+    await move('go_live', []);
+  };
 
-  step = 'waiting for the cross-connect';
-  if (placement.cross_connect_initiator === 'subscriber') {
-    await activities.recordConnectionStatus({
-      connectionId,
-      status: [
-        entry(
-          SEVERITY.notice,
-          'cross_connect_pending',
-          'Waiting for the cross-connect from your side: upload the LOA; an operator confirms the cross-connect when it is in place.',
-        ),
-      ],
-    });
-    await condition(() => crossConnected);
-  } else {
-    await activities.recordConnectionStatus({
-      connectionId,
-      status: [
-        entry(SEVERITY.info, 'cross_connect_ordered', 'The exchange has ordered the cross-connect.', {
-          demarcs: placement.subscriber_side_demarcs,
-        }),
-      ],
-    });
-    // The exchange's cross-connect order; an operator may confirm it earlier.
-    await condition(() => crossConnected, crossConnectDelayMs);
-  }
+  /** Provisioning stopped by a cancellation: the device is cleaned up and the ports go back. */
+  const cancel = async (): Promise<Outcome> => {
+    step = 'cancelling';
+    await commitUntilDone(
+      'Taking the ports off the device',
+      () => activities.deconfigureConnection({ connectionId }),
+      nothing,
+    );
+    await activities.releaseConnectionPorts({ connectionId });
+    return move('cancel', [
+      entry(SEVERITY.info, 'cancelled', 'The order was cancelled; its ports went back to the exchange.'),
+    ]);
+  };
 
-  step = 'testing';
-  await move('start_testing', [
-    entry(SEVERITY.info, 'testing', 'The cross-connect is in place; testing the link.'),
-  ]);
-  for (;;) {
-    const { outOfRange } = await activities.checkConnectionOptics({ connectionId });
-    if (!outOfRange.length) break;
-    step = 'waiting for an operator';
-    retryTesting = false;
-    await move('escalate', [
+  /** A change of the bundle or of its ports, carried out on the device. */
+  const reconfigure = async () => {
+    step = 'changing the configuration';
+    if (state === 'production')
+      await move('request_change', [entry(SEVERITY.info, 'change_started', 'Changing the configuration.')]);
+    changes += 1;
+    const key = `connection:${connectionId}:change:${workflowInfo().runId}:${changes}`;
+    await commitUntilDone(
+      'Changing the configuration',
+      () => activities.configureConnection({ connectionId, key }),
+      nothing,
+    );
+    await activities.releaseConnectionPorts({ connectionId, leavingOnly: true });
+    step = 'in production';
+    // From error (a change an operator had to fix) straight back to production.
+    await move(state === 'error' ? 'go_live' : 'complete_change', []);
+  };
+
+  /** Decommissions on the decommission day (or when an operator says so), then gives everything back. */
+  const decommission = async (day: string): Promise<Outcome> => {
+    step = `decommissioning on ${day}`;
+    await condition(() => decommissionNow, untilDay(day));
+    step = 'taking the connection off the device';
+    await commitUntilDone(
+      'Taking the ports off the device',
+      () => activities.deconfigureConnection({ connectionId }),
+      nothing,
+    );
+    await activities.releaseConnectionPorts({ connectionId });
+    return move('decommission', [
       entry(
-        SEVERITY.error,
-        'optics_out_of_range',
-        `Receive power out of range on ${outOfRange.join(', ')}. Check the cross-connect and the optics, then signal retryTesting.`,
-        { ports: outOfRange },
+        SEVERITY.info,
+        'decommissioned',
+        'The connection is decommissioned; its ports went back to the exchange.',
       ),
     ]);
-    await condition(() => retryTesting);
-    step = 'testing';
-    // An operator's retry starts over from requested; the ports stay configured.
-    await move('retry', [entry(SEVERITY.info, 'retesting', 'An operator asked to test again.')]);
-    await move('allocate', [entry(SEVERITY.info, 'retesting', 'Testing the link again.')]);
-    await move('start_testing', [entry(SEVERITY.info, 'retesting', 'Testing the link again.')]);
-    await sleep(0);
-  }
+  };
 
-  step = 'in production';
-  return move('go_live', []);
+  try {
+    if (first.cancelRequested) throw new Cancelled();
+    if (!first.billed && first.state !== 'decommission_requested') await provision();
+    for (;;) {
+      const now = await agenda();
+      if (!now) return 'deleted';
+      if (now.cancelRequested && !now.billed) throw new Cancelled();
+      if (now.state === 'decommission_requested') throw new Decommissioning();
+      if (['cancelled', 'decommissioned', 'archived'].includes(now.state)) return now.state;
+      const due = now.reservationDue !== null && now.reservationDue <= today();
+      if (now.state === 'production_change_pending' || now.reservationsWaiting > 0 || due) {
+        await reconfigure();
+        continue;
+      }
+      step = 'in production';
+      // A long life in production: start afresh before the history grows large.
+      if (workflowInfo().continueAsNewSuggested)
+        await continueAsNew<typeof provisionConnection>({ connectionId, crossConnectDelayMs });
+      if (now.reservationDue === null) await condition(() => woken);
+      else await condition(() => woken, untilDay(now.reservationDue));
+    }
+  } catch (error) {
+    if (error instanceof Cancelled) return cancel();
+    if (error instanceof Decommissioning) {
+      const now = await agenda();
+      if (!now?.decommissionAt) return 'deleted';
+      return decommission(now.decommissionAt);
+    }
+    throw error;
+  }
 }

@@ -1,13 +1,28 @@
 import { connections } from '../../db/connections-collection';
-import type { ConnectionRepository, NewConnection } from '../../db/repositories/connection-repository';
+import type {
+  Connection,
+  ConnectionChange,
+  ConnectionRepository,
+  NewConnection,
+} from '../../db/repositories/connection-repository';
 import { ownedScope } from '../../db/scope';
-import { requireActingAccount } from '../../domain/authority';
-import { connectionOrderProblems } from '../../domain/connections';
-import { ValidationError } from '../../domain/errors';
+import type { Scope } from '../../domain/authority';
+import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
+import type { CancellationPolicy } from '../../domain/cancellation';
+import { cancellationPolicy, dayOf, isDay } from '../../domain/cancellation';
+import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/connections';
+import {
+  CancellationPolicyError,
+  NotFoundError,
+  UnableToFulfillError,
+  ValidationError,
+} from '../../domain/errors';
 import type { CollectionEntry } from '../collections';
+import { isPdf, renderLoa } from '../loa-document';
 import type { OperationDefinition } from '../operations';
+import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, replacement } from '../writes';
+import { deliverAll, merged, replacement } from '../writes';
 
 /** Connections belong to whoever manages or consumes them. */
 export const CONNECTION_COLLECTIONS: readonly CollectionEntry[] = [
@@ -36,48 +51,232 @@ const ABSENT: NewConnection = {
   connecting_party: null,
 };
 
+/** What a change leaves out (PUT replaces these; PATCH keeps what it does not name). */
+const CHANGE_ABSENT: ConnectionChange = {
+  managing_account: '',
+  consuming_account: '',
+  billing_account: '',
+  role_assignments: [],
+  product_offering: '',
+  mode: 'standalone',
+  lacp_timeout: null,
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+};
+
+/** States in which a connection is going or gone: nothing about it changes any more. */
+const GOING = ['decommission_requested', 'decommissioned', 'cancelled', 'archived'];
+
+/** The date of a cancellation request (DELETE body or policy query), checked as a real day. */
+function requestedDay(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !isDay(value))
+    throw new ValidationError([{ name, reason: 'Give a calendar day as YYYY-MM-DD.' }]);
+  return value;
+}
+
 /**
- * Ordering a connection: the accounts must be ones the caller acts for, the order must fit its
- * offering, and ports must be free. The answer is the stored connection, `requested`, with its
- * ports reserved; provisioning goes on in its workflow.
+ * Connection orders, changes and cancellations. The managing side orders, changes and cancels; the
+ * consuming side sees. A change of the bundle (mode, LACP timeout) is carried out by the
+ * connection's workflow (`production_change_pending`); the rest takes effect at once. A DELETE
+ * decommissions a connection in production on the day its cancellation policy allows, cancels one
+ * still being provisioned, and archives one that is gone.
  */
 export function connectionOperations(deps: {
   connections: ConnectionRepository;
+  validators: RequestValidators;
   writes: WriteContext;
+  clock?: () => Date;
 }): OperationDefinition[] {
+  const { validators, writes } = deps;
+  const today = () => dayOf((deps.clock ?? (() => new Date()))());
+
+  /** The connection, if the caller may see it (and change it, when `change`). */
+  async function load(id: string, scope: Scope, need: 'change' | 'read'): Promise<Connection> {
+    const connection = await deps.connections.findById(id);
+    const access = connection ? accessToOwned(connection, scope) : 'none';
+    if (!connection || !canSee(access)) throw new NotFoundError(`no connections with id ${id}`);
+    if (need === 'change') requireChange(access, `connections with id ${id}`);
+    return connection;
+  }
+
+  /** The rules an order or change must meet, by property. */
+  async function checkOrder(
+    scope: Scope,
+    order: ConnectionChange & Pick<NewConnection, 'port_quantity' | 'subscriber_side_demarcs'>,
+  ) {
+    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
+      requireActingAccount(scope, property, order[property]);
+    const offering = await deps.connections.offering(order.product_offering);
+    if (!offering)
+      throw new ValidationError([
+        {
+          name: 'product_offering',
+          reason: `no product offering with id ${order.product_offering} (see GET /product-offerings?type=connection)`,
+        },
+      ]);
+    const facts = await deps.connections.orderFacts(order, scope.accounts);
+    const unknown = order.role_assignments.flatMap((id, index) =>
+      facts.roles.has(id)
+        ? []
+        : [{ name: `role_assignments.${index}`, reason: `no role assignment ${id} of your contacts` }],
+    );
+    if (unknown.length) throw new ValidationError(unknown);
+    const problems = connectionOrderProblems(order, offering, {
+      assignedRoles: [...facts.roles.values()],
+      billingAccountCanPay: facts.billingAccountCanPay,
+      maxLagMembers: facts.maxLagMembers,
+    });
+    if (problems.length) throw new ValidationError(problems);
+    return offering;
+  }
+
+  /** The policy for cancelling the connection on `requested` (or as early as possible). */
+  async function policyFor(id: string, requested: string | undefined) {
+    const found = await deps.connections.cancellationTerms(id);
+    if (!found) throw new NotFoundError(`no connections with id ${id}`);
+    return { state: found.state, ...cancellationPolicy(found.terms, today(), requested) };
+  }
+
+  function update(operationId: 'connections_update' | 'connections_partial_update'): OperationDefinition {
+    return {
+      operationId,
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const current = await load(params.id, scope, 'change');
+        const next =
+          operationId === 'connections_update'
+            ? replacement(body, CHANGE_ABSENT)
+            : merged(merged(CHANGE_ABSENT, current), body);
+        validators.body('connections_update', next);
+        if (GOING.includes(current.state))
+          throw new UnableToFulfillError(`the connection is ${current.state}; it cannot change any more`);
+        const offering = await checkOrder(scope, {
+          ...next,
+          port_quantity: current.port_quantity,
+          subscriber_side_demarcs: current.subscriber_side_demarcs,
+        });
+        if (next.product_offering !== current.product_offering) {
+          const was = await deps.connections.offering(current.product_offering);
+          if (
+            was &&
+            (offering.physical_port_speed !== was.physical_port_speed ||
+              offering.handover_metro_area_network !== was.handover_metro_area_network)
+          )
+            throw new ValidationError([
+              {
+                name: 'product_offering',
+                reason: `${offering.id} needs other ports (speed or metro area network differ); order a new connection instead`,
+              },
+            ]);
+        }
+        const bundleChanged =
+          next.mode !== current.mode || effectiveLacpTimeout(next) !== effectiveLacpTimeout(current);
+        if (bundleChanged && current.state !== 'production')
+          throw new UnableToFulfillError(
+            `the bundle (mode, lacp_timeout) changes in production only; the connection is ${current.state}`,
+          );
+        const { connection, messages } = await deps.connections.change(params.id, next, bundleChanged);
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: connection };
+      },
+    };
+  }
+
   return [
     {
       operationId: 'connections_create',
       authenticated: true,
       async handle({ body, caller }) {
-        const scope = await deps.writes.scope(caller);
+        const scope = await writes.scope(caller);
         const input = replacement(body, ABSENT);
-        for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
-          requireActingAccount(scope, property, input[property]);
-        const offering = await deps.connections.offering(input.product_offering);
-        if (!offering)
-          throw new ValidationError([
-            {
-              name: 'product_offering',
-              reason: `no product offering with id ${input.product_offering} (see GET /product-offerings?type=connection)`,
-            },
-          ]);
-        const facts = await deps.connections.orderFacts(input, scope.accounts);
-        const unknown = input.role_assignments.flatMap((id, index) =>
-          facts.roles.has(id)
-            ? []
-            : [{ name: `role_assignments.${index}`, reason: `no role assignment ${id} of your contacts` }],
-        );
-        if (unknown.length) throw new ValidationError(unknown);
-        const problems = connectionOrderProblems(input, offering, {
-          assignedRoles: [...facts.roles.values()],
-          billingAccountCanPay: facts.billingAccountCanPay,
-          maxLagMembers: facts.maxLagMembers,
-        });
-        if (problems.length) throw new ValidationError(problems);
+        const offering = await checkOrder(scope, input);
         const { connection, start } = await deps.connections.create(input, offering);
-        await deliverAll(deps.writes.starter, [start]);
+        await deliverAll(writes.starter, [start]);
         return { status: 201, body: connection };
+      },
+    },
+    update('connections_update'),
+    update('connections_partial_update'),
+    {
+      operationId: 'connections_destroy',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        await load(params.id, scope, 'change');
+        const requested = requestedDay(
+          (body as { decommission_at?: unknown } | undefined)?.decommission_at,
+          'decommission_at',
+        );
+        const policy = await policyFor(params.id, requested);
+        if (policy.tooEarly) {
+          const earliest = await policyFor(params.id, undefined);
+          throw new CancellationPolicyError(
+            `the connection can be decommissioned on ${earliest.decommission_at} at the earliest`,
+            { decommission_at: earliest.decommission_at, charged_until: earliest.charged_until },
+          );
+        }
+        const { connection, messages } = await deps.connections.requestCancellation(params.id, {
+          decommission_at: policy.decommission_at,
+          charged_until: policy.charged_until,
+        });
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: connection };
+      },
+    },
+    {
+      operationId: 'connections_cancellation_policy_read',
+      authenticated: true,
+      async handle({ params, query, caller }) {
+        const scope = await writes.scope(caller);
+        await load(params.id, scope, 'read');
+        const requested = requestedDay(query.decommission_at, 'decommission_at');
+        let policy = await policyFor(params.id, requested);
+        // A day too early is not possible: the answer is the first day that is.
+        if (policy.tooEarly) policy = await policyFor(params.id, undefined);
+        const answer: CancellationPolicy = {
+          decommission_at: policy.decommission_at,
+          charged_until: policy.charged_until,
+        };
+        return { status: 200, body: answer };
+      },
+    },
+    {
+      operationId: 'connections_loa_download',
+      authenticated: true,
+      async handle({ params, caller }) {
+        const scope = await writes.scope(caller);
+        const connection = await load(params.id, scope, 'read');
+        const uploaded = await deps.connections.loa(params.id);
+        const document =
+          uploaded ??
+          renderLoa(`Letter of authorisation: connection ${connection.name}`, [
+            `Connection ${connection.id} at ${connection.pop}, ${connection.port_quantity} port(s).`,
+            `Ports: ${connection.ports.join(', ') || 'none allocated'}.`,
+            `Subscriber-side demarcs: ${connection.subscriber_side_demarcs.join(', ') || 'none given'}.`,
+            'The holder of this letter is authorised to order the cross-connects to these ports.',
+          ]);
+        return {
+          status: 200,
+          body: document,
+          contentType: 'application/pdf',
+          headers: { 'Content-Disposition': `attachment; filename="loa-${connection.id}.pdf"` },
+        };
+      },
+    },
+    {
+      operationId: 'connections_loa_upload',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const current = await load(params.id, scope, 'change');
+        if (GOING.includes(current.state))
+          throw new UnableToFulfillError(`the connection is ${current.state}; it takes no LOA any more`);
+        if (!Buffer.isBuffer(body) || !isPdf(body))
+          throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
+        return { status: 202, body: await deps.connections.storeLoa(params.id, body) };
       },
     },
   ];

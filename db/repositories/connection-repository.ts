@@ -1,20 +1,24 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
+import { CONNECTION_RECONSIDER_SIGNAL } from '../../domain/connections';
 import type {
   ConnectionMode,
   ConnectionOffering,
   CrossConnectInitiator,
   LacpTimeout,
 } from '../../domain/connections';
+import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
+import { dayOf } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { readResource } from '../collection';
 import { connections } from '../connections-collection';
+import { portReservations } from '../port-reservations-collection';
 import { newId } from '../ids';
 import type { EventRepository } from './event-repository';
-import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
+import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
@@ -61,7 +65,10 @@ export interface ConnectionPlacement {
   lacp_timeout: LacpTimeout | null;
   device: string;
   lag_name: string | null;
+  /** The ports the connection keeps. */
   ports: Array<{ id: string; name: string }>;
+  /** Ports whose reservations end now: they leave the bundle and go back to the exchange. */
+  leaving: Array<{ id: string; name: string }>;
   cross_connect_initiator: CrossConnectInitiator | null;
   subscriber_side_demarcs: string[];
 }
@@ -74,6 +81,65 @@ export interface OrderedOffering extends ConnectionOffering {
 }
 
 export const provisioningWorkflowId = (connectionId: string) => `ixapi:connection:${connectionId}`;
+
+/** What a connection's workflow has to do next, as the stored connection says. */
+export interface ConnectionAgenda {
+  state: State;
+  /** A cancellation was asked for while provisioning was under way. */
+  cancelRequested: boolean;
+  /** Whether the connection went into production once (billing started). */
+  billed: boolean;
+  /** The day of a requested decommission. */
+  decommissionAt: string | null;
+  /** The earliest day a port reservation ends that has not been carried out. */
+  reservationDue: string | null;
+  /** Reservations waiting for their port to join the bundle. */
+  reservationsWaiting: number;
+}
+
+/** The writable properties of a connection, as a change leaves them. */
+export type ConnectionChange = Pick<
+  NewConnection,
+  | 'managing_account'
+  | 'consuming_account'
+  | 'billing_account'
+  | 'role_assignments'
+  | 'product_offering'
+  | 'mode'
+  | 'lacp_timeout'
+  | 'external_ref'
+  | 'purchase_order'
+  | 'contract_ref'
+>;
+
+/** What a new port reservation names. */
+export type NewReservation = {
+  connection: string;
+  subscriber_side_demarc: string | null;
+  connecting_party: string | null;
+  cross_connect_id: string | null;
+  external_ref: string | null;
+  purchase_order: string;
+  contract_ref: string | null;
+};
+
+/** The writable properties of a port reservation. */
+export type ReservationChange = Omit<NewReservation, 'connection'>;
+
+/** A port reservation as IX-API shows it. */
+export interface PortReservation extends NewReservation {
+  id: string;
+  state: State;
+  status: StatusEntry[];
+  port: string | null;
+  exchange_side_demarc: string | null;
+  decommission_at: string | null;
+  charged_until: string | null;
+  current_billing_start_date: string | null;
+}
+
+/** States a port reservation no longer changes from with its connection. */
+const RESERVATION_DONE = ['decommission_requested', 'decommissioned', 'cancelled', 'archived'];
 
 export function provisioningStart(connection: { id: string; managing_account: string }): WorkflowStart {
   return {
@@ -124,6 +190,83 @@ export function createConnectionRepository(deps: {
     const resource = await readResource(sequelize, connections, id, undefined, transaction);
     return (resource ?? undefined) as Connection | undefined;
   }
+
+  /** A port reservation for a port just allocated to a connection, `requested` like its order. */
+  async function insertReservation(
+    reservation: {
+      connection: string;
+      port: string;
+      subscriber_side_demarc: string | null;
+      connecting_party: string | null;
+      external_ref: string | null;
+      purchase_order: string;
+      contract_ref: string | null;
+      cross_connect_id?: string | null;
+    },
+    transaction: Transaction,
+  ): Promise<string> {
+    const reservationId = newId('pres');
+    const [port] = await select<{ name: string; device: string }>(
+      'SELECT name, device FROM ports WHERE id = :port',
+      { port: reservation.port },
+      transaction,
+    );
+    await sequelize.query(
+      `INSERT INTO port_reservations (id, state, status, connection, port, subscriber_side_demarc,
+         exchange_side_demarc, connecting_party, cross_connect_id, external_ref, purchase_order, contract_ref,
+         created_at, updated_at)
+       VALUES (:id, 'requested', '[]', :connection, :port, :subscriber_side_demarc, :exchange_side_demarc,
+         :connecting_party, :cross_connect_id, :external_ref, :purchase_order, :contract_ref, NOW(3), NOW(3))`,
+      {
+        replacements: {
+          cross_connect_id: null,
+          ...reservation,
+          id: reservationId,
+          exchange_side_demarc: port ? `${port.device} ${port.name}` : null,
+        },
+        transaction,
+      },
+    );
+    return reservationId;
+  }
+
+  async function readReservation(
+    id: string,
+    transaction?: Transaction,
+  ): Promise<PortReservation | undefined> {
+    const resource = await readResource(sequelize, portReservations, id, undefined, transaction);
+    return (resource ?? undefined) as PortReservation | undefined;
+  }
+
+  /** The connection's row, locked for the rest of the transaction. */
+  async function lock(id: string, transaction: Transaction) {
+    const [row] = await select<{
+      state: State;
+      managing_account: string;
+      consuming_account: string;
+      billing_account: string;
+      current_billing_start_date: string | null;
+      cancel_requested_at: Date | null;
+      device: string;
+      pop: string;
+      mode: ConnectionMode;
+    }>(
+      `SELECT state, managing_account, consuming_account, billing_account, device, pop, mode, cancel_requested_at,
+         DATE_FORMAT(current_billing_start_date, '%Y-%m-%d') AS current_billing_start_date
+       FROM connections WHERE id = :id FOR UPDATE`,
+      { id },
+      transaction,
+    );
+    if (!row) throw new NotFoundError(`no connection ${id}`);
+    return row;
+  }
+
+  /** Tells the connection's workflow to look at what is asked of it, once the transaction commits. */
+  const reconsider = (id: string, transaction: Transaction) =>
+    outbox.enqueue(
+      { workflowId: provisioningWorkflowId(id), signal: CONNECTION_RECONSIDER_SIGNAL },
+      transaction,
+    );
 
   return {
     /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -226,6 +369,19 @@ export function createConnectionRepository(deps: {
             transaction,
           },
         );
+        for (const [index, port] of allocated.ports.entries())
+          await insertReservation(
+            {
+              connection: id,
+              port: port.id,
+              subscriber_side_demarc: input.subscriber_side_demarcs[index] ?? null,
+              connecting_party: input.connecting_party,
+              external_ref: input.external_ref,
+              purchase_order: input.purchase_order,
+              contract_ref: input.contract_ref,
+            },
+            transaction,
+          );
         const connection = (await read(id, transaction))!;
         await events.append(
           { type: 'connection.created', payload: { connection }, account: connection.managing_account },
@@ -249,10 +405,14 @@ export function createConnectionRepository(deps: {
         { id },
       );
       if (!row) return undefined;
-      const ports = await select<{ id: string; name: string }>(
-        'SELECT id, name FROM ports WHERE connection = :id ORDER BY name, id',
-        { id },
+      const all = await select<{ id: string; name: string; leaving: number }>(
+        `SELECT p.id, p.name, EXISTS (SELECT 1 FROM port_reservations r WHERE r.port = p.id
+           AND r.state = 'decommission_requested' AND r.decommission_at <= :today) AS leaving
+         FROM ports p WHERE p.connection = :id ORDER BY p.name, p.id`,
+        { id, today: dayOf(new Date()) },
       );
+      const ports = all.filter((port) => !Number(port.leaving)).map(({ id, name }) => ({ id, name }));
+      const leaving = all.filter((port) => Number(port.leaving)).map(({ id, name }) => ({ id, name }));
       return {
         id,
         state: row.state as State,
@@ -261,12 +421,16 @@ export function createConnectionRepository(deps: {
         device: row.device as string,
         lag_name: (row.lag_name as string | null) ?? null,
         ports,
+        leaving,
         cross_connect_initiator: (row.cross_connect_initiator as CrossConnectInitiator | null) ?? null,
         subscriber_side_demarcs: JSON.parse(row.subscriber_side_demarcs as string) as string[],
       };
     },
 
-    /** Moves a connection (and its ports) along the lifecycle and records the event, in one transaction. */
+    /**
+     * Moves a connection (its ports and reservations with it) along the lifecycle and records the
+     * event, in one transaction. Going live the first time starts billing.
+     */
     async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Connection> {
       return sequelize.transaction(async (transaction) => {
         const [row] = await select<{ state: State; managing_account: string }>(
@@ -277,14 +441,35 @@ export function createConnectionRepository(deps: {
         if (!row) throw new NotFoundError(`no connection ${id}`);
         const from = row.state;
         const to = transition(from, event);
+        const today = dayOf(new Date());
         await sequelize.query(
-          'UPDATE connections SET state = :to, status = :status, updated_at = NOW(3) WHERE id = :id',
-          { replacements: { id, to, status: JSON.stringify(status) }, transaction },
+          `UPDATE connections SET state = :to, status = :status, updated_at = NOW(3),
+             current_billing_start_date = CASE WHEN :to = 'production'
+               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
+           WHERE id = :id`,
+          { replacements: { id, to, status: JSON.stringify(status), today }, transaction },
         );
-        await sequelize.query('UPDATE ports SET state = :state, updated_at = NOW(3) WHERE connection = :id', {
-          replacements: { id, state: portStateFor(to) },
-          transaction,
-        });
+        // While a change is pending, ports joining or leaving keep their own states until it is done.
+        if (to !== 'production_change_pending')
+          await sequelize.query(
+            'UPDATE ports SET state = :state, updated_at = NOW(3) WHERE connection = :id',
+            {
+              replacements: { id, state: portStateFor(to) },
+              transaction,
+            },
+          );
+        const ending = to === 'cancelled' || to === 'decommissioned' || to === 'archived';
+        if (to !== 'production_change_pending')
+          await sequelize.query(
+            `UPDATE port_reservations SET state = :state, updated_at = NOW(3),
+             current_billing_start_date = CASE WHEN :state = 'production'
+               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
+           WHERE connection = :id AND (${ending ? "state <> 'archived'" : 'state NOT IN (:done)'})`,
+            {
+              replacements: { id, state: ending ? to : portStateFor(to), done: RESERVATION_DONE, today },
+              transaction,
+            },
+          );
         await events.append(
           {
             type: 'connection.state_changed',
@@ -294,6 +479,444 @@ export function createConnectionRepository(deps: {
           transaction,
         );
         return (await read(id, transaction))!;
+      });
+    },
+
+    /** What the connection's workflow has to do next; undefined when the connection is gone. */
+    async agenda(id: string): Promise<ConnectionAgenda | undefined> {
+      const [row] = await select<{
+        state: State;
+        cancel_requested_at: Date | null;
+        billed: number;
+        decommission_at: string | null;
+        reservation_due: string | null;
+        waiting: number;
+      }>(
+        `SELECT state, cancel_requested_at, current_billing_start_date IS NOT NULL AS billed,
+           DATE_FORMAT(decommission_at, '%Y-%m-%d') AS decommission_at,
+           (SELECT DATE_FORMAT(MIN(r.decommission_at), '%Y-%m-%d') FROM port_reservations r
+             WHERE r.connection = c.id AND r.state = 'decommission_requested') AS reservation_due,
+           (SELECT COUNT(*) FROM port_reservations r WHERE r.connection = c.id
+             AND r.state IN ('requested', 'allocated')) AS waiting
+         FROM connections c WHERE c.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      return {
+        state: row.state,
+        cancelRequested: row.cancel_requested_at !== null,
+        billed: Boolean(Number(row.billed)),
+        decommissionAt: row.decommission_at,
+        reservationDue: row.reservation_due,
+        reservationsWaiting: Number(row.waiting),
+      };
+    },
+
+    /** The facts a cancellation policy of the connection is worked out from. */
+    async cancellationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
+      const [row] = await select<{
+        state: State;
+        notice: string | null;
+        initial: string | null;
+        billing_start: string | null;
+      }>(
+        `SELECT c.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
+           o.contract_initial_period AS initial,
+           DATE_FORMAT(c.current_billing_start_date, '%Y-%m-%d') AS billing_start
+         FROM connections c LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE c.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      return {
+        state: row.state,
+        terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
+      };
+    },
+
+    /**
+     * Asks for the connection to go: a connection in production is decommissioned on the policy's
+     * day; one still being provisioned is cancelled as soon as its workflow can stop; one
+     * decommissioned or cancelled is archived. Asking again while it is going changes nothing.
+     */
+    async requestCancellation(
+      id: string,
+      policy: CancellationPolicy,
+    ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const messages: PendingMessage[] = [];
+        const record = (type: string, payload: Record<string, unknown>) =>
+          events.append({ type, payload: { id, ...payload }, account: row.managing_account }, transaction);
+        if (row.state === 'decommissioned' || row.state === 'cancelled') {
+          const to = transition(row.state, 'archive');
+          await sequelize.query('UPDATE connections SET state = :to, updated_at = NOW(3) WHERE id = :id', {
+            replacements: { id, to },
+            transaction,
+          });
+          await sequelize.query(
+            'UPDATE port_reservations SET state = :to, updated_at = NOW(3) WHERE connection = :id',
+            { replacements: { id, to }, transaction },
+          );
+          await record('connection.state_changed', { from: row.state, to, event: 'archive' });
+        } else if (
+          row.state === 'production' ||
+          row.state === 'production_change_pending' ||
+          // In trouble after going live (a change that failed): decommissioned like any live one.
+          (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator'))
+        ) {
+          const to = transition(row.state, 'request_decommission');
+          await sequelize.query(
+            `UPDATE connections SET state = :to, decommission_at = :decommission_at, charged_until = :charged_until,
+               status = '[]', updated_at = NOW(3) WHERE id = :id`,
+            { replacements: { id, to, ...policy }, transaction },
+          );
+          await sequelize.query(
+            `UPDATE port_reservations SET state = :to, decommission_at = :decommission_at,
+               charged_until = :charged_until, updated_at = NOW(3)
+             WHERE connection = :id AND state NOT IN (:done)`,
+            { replacements: { id, to, done: RESERVATION_DONE, ...policy }, transaction },
+          );
+          await record('connection.state_changed', {
+            from: row.state,
+            to,
+            event: 'request_decommission',
+            ...policy,
+          });
+          messages.push(await reconsider(id, transaction));
+        } else if (
+          row.state !== 'decommission_requested' &&
+          row.state !== 'archived' &&
+          !row.cancel_requested_at
+        ) {
+          await sequelize.query(
+            `UPDATE connections SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
+               charged_until = :charged_until, updated_at = NOW(3) WHERE id = :id`,
+            { replacements: { id, ...policy }, transaction },
+          );
+          await record('connection.cancellation_requested', { state: row.state });
+          messages.push(await reconsider(id, transaction));
+        }
+        return { connection: (await read(id, transaction))!, messages };
+      });
+    },
+
+    /**
+     * Stores a change of the connection's writable properties. A change of how the ports are
+     * bundled needs the device: the connection goes to `production_change_pending` and its
+     * workflow reconfigures it; the rest takes effect at once.
+     */
+    async change(
+      id: string,
+      values: ConnectionChange,
+      reconfigure: boolean,
+    ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const messages: PendingMessage[] = [];
+        const to = reconfigure ? transition(row.state, 'request_change') : row.state;
+        await sequelize.query(
+          `UPDATE connections SET managing_account = :managing_account, consuming_account = :consuming_account,
+             billing_account = :billing_account, role_assignments = :role_assignments,
+             product_offering = :product_offering, mode = :mode, lacp_timeout = :lacp_timeout,
+             lag_name = :lag_name, external_ref = :external_ref, purchase_order = :purchase_order,
+             contract_ref = :contract_ref, state = :to, updated_at = NOW(3) WHERE id = :id`,
+          {
+            replacements: {
+              ...values,
+              id,
+              to,
+              role_assignments: JSON.stringify(values.role_assignments),
+              lag_name: values.mode === 'standalone' ? null : `ae-${id}`,
+            },
+            transaction,
+          },
+        );
+        // Ports serve the connection's accounts.
+        await sequelize.query(
+          `UPDATE ports SET managing_account = :managing_account, consuming_account = :consuming_account,
+             billing_account = :billing_account, updated_at = NOW(3) WHERE connection = :id`,
+          { replacements: { ...values, id }, transaction },
+        );
+        await events.append(
+          { type: 'connection.changed', payload: { id, ...values }, account: values.managing_account },
+          transaction,
+        );
+        if (to !== row.state) {
+          await events.append(
+            {
+              type: 'connection.state_changed',
+              payload: { id, from: row.state, to, event: 'request_change' },
+              account: values.managing_account,
+            },
+            transaction,
+          );
+          messages.push(await reconsider(id, transaction));
+        }
+        return { connection: (await read(id, transaction))!, messages };
+      });
+    },
+
+    /**
+     * Gives the connection's ports (or only those leaving it) back to the exchange; their
+     * reservations end with them.
+     */
+    async releasePorts(id: string, only?: readonly string[]): Promise<number> {
+      return portAllocation.transaction(async (transaction) => {
+        await lock(id, transaction);
+        const exchange = await exchangeAccount(transaction);
+        if (only?.length)
+          await sequelize.query(
+            `UPDATE port_reservations SET state = 'decommissioned', updated_at = NOW(3)
+             WHERE connection = :id AND port IN (:only)`,
+            { replacements: { id, only }, transaction },
+          );
+        const released = await portAllocation.release(id, exchange, transaction, only);
+        if (only?.length)
+          await sequelize.query(
+            `UPDATE connections c SET
+               port_quantity = (SELECT COUNT(*) FROM ports p WHERE p.connection = c.id),
+               speed = (SELECT SUM(p.speed) FROM ports p WHERE p.connection = c.id), updated_at = NOW(3)
+             WHERE c.id = :id`,
+            { replacements: { id }, transaction },
+          );
+        return released;
+      });
+    },
+
+    /** The connection's stored letter of authorisation, if one was uploaded. */
+    async loa(id: string): Promise<Buffer | null> {
+      const [row] = await select<{ loa: Buffer | null }>('SELECT loa FROM connections WHERE id = :id', {
+        id,
+      });
+      return row?.loa ?? null;
+    },
+
+    async storeLoa(id: string, document: Buffer): Promise<Connection> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        await sequelize.query('UPDATE connections SET loa = :document, updated_at = NOW(3) WHERE id = :id', {
+          replacements: { id, document },
+          transaction,
+        });
+        await events.append(
+          {
+            type: 'connection.loa_uploaded',
+            payload: { id, bytes: document.length },
+            account: row.managing_account,
+          },
+          transaction,
+        );
+        return (await read(id, transaction))!;
+      });
+    },
+
+    /** A port reservation as IX-API shows it. */
+    async findReservation(id: string): Promise<PortReservation | undefined> {
+      return readReservation(id);
+    },
+
+    /**
+     * Adds a port to a bundle in production: a spare port on the bundle's device is reserved in
+     * the same transaction as the reservation, and the connection's workflow brings it into the
+     * bundle (`production_change_pending` until it is in).
+     */
+    async reserve(
+      input: NewReservation,
+      speed: number,
+    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
+      return portAllocation.transaction(async (transaction) => {
+        const row = await lock(input.connection, transaction);
+        const to = transition(row.state, 'request_change');
+        const allocated = await portAllocation.allocate(
+          {
+            connection: input.connection,
+            pop: row.pop,
+            metroAreaNetwork: '',
+            device: row.device,
+            speed,
+            quantity: 1,
+            exchange: await exchangeAccount(transaction),
+            accounts: {
+              managing_account: row.managing_account,
+              consuming_account: row.consuming_account,
+              billing_account: row.billing_account,
+            },
+          },
+          transaction,
+        );
+        const reservationId = await insertReservation({ ...input, port: allocated.ports[0].id }, transaction);
+        await sequelize.query(
+          `UPDATE connections SET state = :to, port_quantity = port_quantity + 1, speed = speed + :speed,
+             updated_at = NOW(3) WHERE id = :id`,
+          { replacements: { id: input.connection, to, speed }, transaction },
+        );
+        const reservation = (await readReservation(reservationId, transaction))!;
+        await events.append(
+          { type: 'port_reservation.created', payload: { reservation }, account: row.managing_account },
+          transaction,
+        );
+        await events.append(
+          {
+            type: 'connection.state_changed',
+            payload: { id: input.connection, from: row.state, to, event: 'request_change' },
+            account: row.managing_account,
+          },
+          transaction,
+        );
+        return { reservation, messages: [await reconsider(input.connection, transaction)] };
+      });
+    },
+
+    /** Changes a reservation's cross-connect details and references; nothing on the device changes. */
+    async changeReservation(id: string, values: ReservationChange): Promise<PortReservation> {
+      return sequelize.transaction(async (transaction) => {
+        const [reservation] = await select<{ connection: string }>(
+          'SELECT connection FROM port_reservations WHERE id = :id FOR UPDATE',
+          { id },
+          transaction,
+        );
+        if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
+        const row = await lock(reservation.connection, transaction);
+        await sequelize.query(
+          `UPDATE port_reservations SET subscriber_side_demarc = :subscriber_side_demarc,
+             connecting_party = :connecting_party, cross_connect_id = :cross_connect_id,
+             external_ref = :external_ref, purchase_order = :purchase_order, contract_ref = :contract_ref,
+             updated_at = NOW(3) WHERE id = :id`,
+          { replacements: { ...values, id }, transaction },
+        );
+        await events.append(
+          { type: 'port_reservation.changed', payload: { id, ...values }, account: row.managing_account },
+          transaction,
+        );
+        return (await readReservation(id, transaction))!;
+      });
+    },
+
+    /**
+     * Ends a reservation: its port leaves the bundle on the policy's day (the connection's workflow
+     * takes it out and gives it back). One already gone is archived; one going stays as it is.
+     */
+    async endReservation(
+      id: string,
+      policy: CancellationPolicy,
+    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const [reservation] = await select<{ connection: string; state: State }>(
+          'SELECT connection, state FROM port_reservations WHERE id = :id FOR UPDATE',
+          { id },
+          transaction,
+        );
+        if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
+        const row = await lock(reservation.connection, transaction);
+        const messages: PendingMessage[] = [];
+        const moveTo = async (to: State, extra = '') => {
+          await sequelize.query(
+            `UPDATE port_reservations SET state = :to${extra}, updated_at = NOW(3) WHERE id = :id`,
+            { replacements: { id, to, ...policy }, transaction },
+          );
+          await events.append(
+            {
+              type: 'port_reservation.state_changed',
+              payload: { id, from: reservation.state, to, ...policy },
+              account: row.managing_account,
+            },
+            transaction,
+          );
+        };
+        if (reservation.state === 'decommissioned' || reservation.state === 'cancelled') {
+          await moveTo(transition(reservation.state, 'archive'));
+        } else if (reservation.state === 'production') {
+          if (row.state !== 'production')
+            throw new UnableToFulfillError(
+              `the connection is ${row.state}; its ports can be given back once it is in production`,
+            );
+          const [kept] = await select<{ n: number }>(
+            "SELECT COUNT(*) AS n FROM port_reservations WHERE connection = :connection AND state = 'production'",
+            { connection: reservation.connection },
+            transaction,
+          );
+          if (Number(kept.n) <= 1)
+            throw new UnableToFulfillError(
+              'this is the last port of its connection: cancel the connection (DELETE /connections/{id}) instead',
+              [
+                {
+                  resource_type: 'port-reservations',
+                  resource_id: id,
+                  resource_property: 'connection',
+                  remote_resource_type: 'connections',
+                  remote_resource_id: reservation.connection,
+                },
+              ],
+            );
+          await moveTo(
+            transition('production', 'request_decommission'),
+            ', decommission_at = :decommission_at, charged_until = :charged_until',
+          );
+          messages.push(await reconsider(reservation.connection, transaction));
+        } else if (reservation.state !== 'decommission_requested' && reservation.state !== 'archived') {
+          throw new UnableToFulfillError(
+            `the reservation is ${reservation.state}; it can be given back once its port is in production`,
+          );
+        }
+        const updated = (await readReservation(id, transaction))!;
+        return { reservation: updated, messages };
+      });
+    },
+
+    /** The facts a reservation's cancellation policy is worked out from (its connection's offering). */
+    async reservationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
+      const [row] = await select<{
+        state: State;
+        notice: string | null;
+        initial: string | null;
+        billing_start: string | null;
+      }>(
+        `SELECT r.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
+           o.contract_initial_period AS initial,
+           DATE_FORMAT(r.current_billing_start_date, '%Y-%m-%d') AS billing_start
+         FROM port_reservations r JOIN connections c ON c.id = r.connection
+         LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE r.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      return {
+        state: row.state,
+        terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
+      };
+    },
+
+    async reservationLoa(id: string): Promise<Buffer | null> {
+      const [row] = await select<{ loa: Buffer | null }>('SELECT loa FROM port_reservations WHERE id = :id', {
+        id,
+      });
+      return row?.loa ?? null;
+    },
+
+    async storeReservationLoa(id: string, document: Buffer): Promise<PortReservation> {
+      return sequelize.transaction(async (transaction) => {
+        const [reservation] = await select<{ connection: string }>(
+          'SELECT connection FROM port_reservations WHERE id = :id FOR UPDATE',
+          { id },
+          transaction,
+        );
+        if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
+        const row = await lock(reservation.connection, transaction);
+        await sequelize.query(
+          'UPDATE port_reservations SET loa = :document, updated_at = NOW(3) WHERE id = :id',
+          {
+            replacements: { id, document },
+            transaction,
+          },
+        );
+        await events.append(
+          {
+            type: 'port_reservation.loa_uploaded',
+            payload: { id, bytes: document.length },
+            account: row.managing_account,
+          },
+          transaction,
+        );
+        return (await readReservation(id, transaction))!;
       });
     },
 

@@ -19,6 +19,8 @@ export interface PortDemand {
   exchange: string;
   /** The accounts the ports serve once allocated. */
   accounts: { managing_account: string; consuming_account: string; billing_account: string };
+  /** The device the ports must be on (another member of an existing bundle); any device otherwise. */
+  device?: string;
 }
 
 export interface AllocatedPorts {
@@ -59,15 +61,19 @@ export function createPortAllocation(sequelize: Sequelize) {
               })
             ).map((row) => row.id)
           : [demand.pop];
-      const where = demand.pop === null ? `in ${demand.metroAreaNetwork}` : `at ${demand.pop}`;
+      const where = demand.device
+        ? demand.device
+        : demand.pop === null
+          ? `in ${demand.metroAreaNetwork}`
+          : `at ${demand.pop}`;
       const noPorts = () =>
         new UnableToFulfillError(
           `no device ${where} has ${demand.quantity} free ${demand.speed} Mbit/s port(s)`,
         );
       if (!pops.length) throw noPorts();
       const spare = `connection IS NULL AND managing_account = :exchange AND speed = :speed
-        AND state = 'production' AND pop IN (:pops)`;
-      const replacements = { ...demand, ...demand.accounts, pops };
+        AND state = 'production' AND pop IN (:pops)${demand.device ? ' AND device = :onDevice' : ''}`;
+      const replacements = { ...demand, ...demand.accounts, pops, onDevice: demand.device ?? null };
       // Devices with enough spare ports, fullest first so bundles keep devices compact. Read
       // committed: each attempt sees what other orders committed meanwhile.
       const candidates = () =>
@@ -102,13 +108,19 @@ export function createPortAllocation(sequelize: Sequelize) {
       throw noPorts();
     },
 
-    /** Gives a connection's ports back to the exchange as spare ports. */
-    async release(connection: string, exchange: string, transaction: Transaction): Promise<number> {
+    /** Gives a connection's ports (or only the ones named) back to the exchange as spare ports. */
+    async release(
+      connection: string,
+      exchange: string,
+      transaction: Transaction,
+      only?: readonly string[],
+    ): Promise<number> {
+      if (only && !only.length) return 0;
       const [result] = await sequelize.query(
         `UPDATE ports SET connection = NULL, state = 'production', managing_account = :exchange,
            consuming_account = :exchange, billing_account = :exchange, updated_at = NOW(3)
-         WHERE connection = :connection`,
-        { replacements: { connection, exchange }, transaction },
+         WHERE connection = :connection${only ? ' AND id IN (:only)' : ''}`,
+        { replacements: { connection, exchange, only: only ?? null }, transaction },
       );
       return (result as { affectedRows?: number }).affectedRows ?? 0;
     },

@@ -266,6 +266,14 @@ export function catalogueRows(): CatalogueRows {
           cross_connect_initiator: metro.crossConnectInitiator,
           maximum_port_quantity: 8,
           required_contact_roles: JSON.stringify(['role-implementation', 'role-noc']),
+          // 10G ports can be given back at once; the larger ones at a month's notice.
+          ...(label === '10g'
+            ? {
+                notice_period: 'none',
+                contract_initial_notice_period: 'P0D',
+                contract_renewal_notice_period: 'P0D',
+              }
+            : {}),
         }),
       );
     }

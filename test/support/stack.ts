@@ -61,6 +61,7 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
     TEMPORAL_TASK_QUEUE: `ixapi-test-${randomBytes(3).toString('hex')}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     HEALTH_PROBE_TIMEOUT_MS: '1500',
+    LAB_CROSS_CONNECT_DELAY_MS: '300',
     ...overrides,
   };
 }
@@ -96,7 +97,7 @@ function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Databa
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: activitiesFor(db),
+    activities: activitiesFor(db, config),
   });
 }
 

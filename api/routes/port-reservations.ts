@@ -1,0 +1,248 @@
+import { portReservations } from '../../db/port-reservations-collection';
+import type {
+  ConnectionRepository,
+  NewReservation,
+  PortReservation,
+  ReservationChange,
+} from '../../db/repositories/connection-repository';
+import { ownedScope } from '../../db/scope';
+import type { Scope } from '../../domain/authority';
+import { accessToOwned, canSee, requireChange } from '../../domain/authority';
+import { cancellationPolicy, dayOf, isDay } from '../../domain/cancellation';
+import {
+  CancellationPolicyError,
+  NotFoundError,
+  UnableToFulfillError,
+  ValidationError,
+} from '../../domain/errors';
+import type { CollectionEntry } from '../collections';
+import { isPdf, renderLoa } from '../loa-document';
+import type { OperationDefinition } from '../operations';
+import type { RequestValidators } from '../request-validation';
+import type { WriteContext } from '../writes';
+import { deliverAll, merged, replacement } from '../writes';
+
+/** A port reservation is seen by whoever sees its connection. */
+export const PORT_RESERVATION_COLLECTIONS: readonly CollectionEntry[] = [
+  {
+    collection: portReservations,
+    list: 'port_reservations_list',
+    read: 'port_reservations_read',
+    scope: (visibility) => (_value, params) =>
+      `t.connection IN (SELECT c.id FROM connections c WHERE ${ownedScope(params.bind(visibility.accounts), 'c')})`,
+  },
+];
+
+const ABSENT: NewReservation = {
+  connection: '',
+  subscriber_side_demarc: null,
+  connecting_party: null,
+  cross_connect_id: null,
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+};
+
+const CHANGE_ABSENT: ReservationChange = {
+  subscriber_side_demarc: null,
+  connecting_party: null,
+  cross_connect_id: null,
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+};
+
+const GONE = ['decommissioned', 'cancelled', 'archived'];
+
+/**
+ * Port reservations: a customer adds a port to a bundle in production by reserving one, and gives
+ * one back by cancelling its reservation (never the last: that is cancelling the connection).
+ * Who may change or see a reservation follows its connection.
+ */
+export function portReservationOperations(deps: {
+  connections: ConnectionRepository;
+  validators: RequestValidators;
+  writes: WriteContext;
+  clock?: () => Date;
+}): OperationDefinition[] {
+  const { validators, writes } = deps;
+  const today = () => dayOf((deps.clock ?? (() => new Date()))());
+
+  /** The reservation and its connection, if the caller may see them (and change them, when `change`). */
+  async function load(id: string, scope: Scope, need: 'change' | 'read') {
+    const reservation = await deps.connections.findReservation(id);
+    const connection = reservation && (await deps.connections.findById(reservation.connection));
+    const access = connection ? accessToOwned(connection, scope) : 'none';
+    if (!reservation || !connection || !canSee(access))
+      throw new NotFoundError(`no port-reservations with id ${id}`);
+    if (need === 'change') requireChange(access, `port-reservations with id ${id}`);
+    return { reservation, connection };
+  }
+
+  /** A subscriber-side demarc names one of the connection's. */
+  function checkDemarc(value: string | null, demarcs: readonly string[]) {
+    if (value !== null && !demarcs.includes(value))
+      throw new ValidationError([
+        {
+          name: 'subscriber_side_demarc',
+          reason: `name one of the connection's subscriber_side_demarcs (${demarcs.join(', ') || 'it has none'})`,
+        },
+      ]);
+  }
+
+  function update(
+    operationId: 'port_reservations_update' | 'port_reservations_partial_update',
+  ): OperationDefinition {
+    return {
+      operationId,
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const { reservation, connection } = await load(params.id, scope, 'change');
+        const next =
+          operationId === 'port_reservations_update'
+            ? replacement(body, CHANGE_ABSENT)
+            : merged(merged(CHANGE_ABSENT, reservation), body);
+        validators.body('port_reservations_update', next);
+        if (GONE.includes(reservation.state))
+          throw new UnableToFulfillError(
+            `the reservation is ${reservation.state}; it cannot change any more`,
+          );
+        checkDemarc(next.subscriber_side_demarc, connection.subscriber_side_demarcs);
+        return { status: 202, body: await deps.connections.changeReservation(params.id, next) };
+      },
+    };
+  }
+
+  async function policyFor(id: string, requested: string | undefined) {
+    const found = await deps.connections.reservationTerms(id);
+    if (!found) throw new NotFoundError(`no port-reservations with id ${id}`);
+    return cancellationPolicy(found.terms, today(), requested);
+  }
+
+  function requestedDay(value: unknown): string | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string' || !isDay(value))
+      throw new ValidationError([{ name: 'decommission_at', reason: 'Give a calendar day as YYYY-MM-DD.' }]);
+    return value;
+  }
+
+  return [
+    {
+      operationId: 'port_reservations_create',
+      authenticated: true,
+      async handle({ body, caller }) {
+        const scope = await writes.scope(caller);
+        const input = replacement(body, ABSENT);
+        const connection = await deps.connections.findById(input.connection);
+        const access = connection ? accessToOwned(connection, scope) : 'none';
+        if (!connection || access !== 'change')
+          throw new ValidationError([
+            {
+              name: 'connection',
+              reason:
+                access === 'none'
+                  ? `no connection with id ${input.connection}`
+                  : 'you may see this connection but not change it; its managing account can',
+            },
+          ]);
+        checkDemarc(input.subscriber_side_demarc, connection.subscriber_side_demarcs);
+        if (connection.mode === 'standalone')
+          throw new UnableToFulfillError(
+            'a standalone connection has exactly one port; change its mode to a LAG first',
+          );
+        if (connection.state !== 'production')
+          throw new UnableToFulfillError(
+            `ports are added to a connection in production; this one is ${connection.state}`,
+          );
+        const offering = await deps.connections.offering(connection.product_offering);
+        const limit = offering?.maximum_port_quantity ?? null;
+        if (limit !== null && connection.port_quantity >= limit)
+          throw new UnableToFulfillError(`the offering allows at most ${limit} port(s) per connection`);
+        const { reservation, messages } = await deps.connections.reserve(
+          input,
+          offering?.physical_port_speed ?? 0,
+        );
+        await deliverAll(writes.starter, messages);
+        return { status: 201, body: reservation };
+      },
+    },
+    update('port_reservations_update'),
+    update('port_reservations_partial_update'),
+    {
+      operationId: 'port_reservations_destroy',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        await load(params.id, scope, 'change');
+        const policy = await policyFor(
+          params.id,
+          requestedDay((body as { decommission_at?: unknown } | undefined)?.decommission_at),
+        );
+        if (policy.tooEarly) {
+          const earliest = await policyFor(params.id, undefined);
+          throw new CancellationPolicyError(
+            `the port can be given back on ${earliest.decommission_at} at the earliest`,
+            { decommission_at: earliest.decommission_at, charged_until: earliest.charged_until },
+          );
+        }
+        const { reservation, messages } = await deps.connections.endReservation(params.id, {
+          decommission_at: policy.decommission_at,
+          charged_until: policy.charged_until,
+        });
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: reservation };
+      },
+    },
+    {
+      operationId: 'port_reservation_cancellation_policy_read',
+      authenticated: true,
+      async handle({ params, query, caller }) {
+        const scope = await writes.scope(caller);
+        await load(params.id, scope, 'read');
+        let policy = await policyFor(params.id, requestedDay(query.decommission_at));
+        if (policy.tooEarly) policy = await policyFor(params.id, undefined);
+        return {
+          status: 200,
+          body: { decommission_at: policy.decommission_at, charged_until: policy.charged_until },
+        };
+      },
+    },
+    {
+      operationId: 'port_reservations_loa_download',
+      authenticated: true,
+      async handle({ params, caller }) {
+        const scope = await writes.scope(caller);
+        const { reservation, connection } = await load(params.id, scope, 'read');
+        const document =
+          (await deps.connections.reservationLoa(params.id)) ??
+          renderLoa(`Letter of authorisation: port reservation ${reservation.id}`, [
+            `Connection ${connection.name} (${connection.id}) at ${connection.pop}.`,
+            `Exchange-side demarc: ${reservation.exchange_side_demarc ?? 'not yet allocated'}.`,
+            `Subscriber-side demarc: ${reservation.subscriber_side_demarc ?? 'not given'}.`,
+            'The holder of this letter is authorised to order the cross-connect to this port.',
+          ]);
+        return {
+          status: 200,
+          body: document,
+          contentType: 'application/pdf',
+          headers: { 'Content-Disposition': `attachment; filename="loa-${reservation.id}.pdf"` },
+        };
+      },
+    },
+    {
+      operationId: 'port_reservations_loa_upload',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const { reservation } = await load(params.id, scope, 'change');
+        if (GONE.includes(reservation.state))
+          throw new UnableToFulfillError(`the reservation is ${reservation.state}; it takes no LOA any more`);
+        if (!Buffer.isBuffer(body) || !isPdf(body))
+          throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
+        const stored: PortReservation = await deps.connections.storeReservationLoa(params.id, body);
+        return { status: 202, body: stored };
+      },
+    },
+  ];
+}
