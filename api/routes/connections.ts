@@ -105,6 +105,8 @@ export function connectionOperations(deps: {
   async function checkOrder(
     scope: Scope,
     order: ConnectionChange & Pick<NewConnection, 'port_quantity' | 'subscriber_side_demarcs'>,
+    /** For a change: whether a rule about this property concerns what the change touches. */
+    concerned: (property: string) => boolean = () => true,
   ) {
     for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
       requireActingAccount(scope, property, order[property]);
@@ -118,7 +120,7 @@ export function connectionOperations(deps: {
       ]);
     const facts = await deps.connections.orderFacts(order, scope.accounts);
     const unknown = order.role_assignments.flatMap((id, index) =>
-      facts.roles.has(id)
+      facts.roles.has(id) || !concerned('role_assignments')
         ? []
         : [{ name: `role_assignments.${index}`, reason: `no role assignment ${id} of your contacts` }],
     );
@@ -127,7 +129,7 @@ export function connectionOperations(deps: {
       assignedRoles: [...facts.roles.values()],
       billingAccountCanPay: facts.billingAccountCanPay,
       maxLagMembers: facts.maxLagMembers,
-    });
+    }).filter((problem) => concerned(problem.name.split('.')[0]));
     if (problems.length) throw new ValidationError(problems);
     return offering;
   }
@@ -153,11 +155,25 @@ export function connectionOperations(deps: {
         validators.body('connections_update', next);
         if (GOING.includes(current.state))
           throw new UnableToFulfillError(`the connection is ${current.state}; it cannot change any more`);
-        const offering = await checkOrder(scope, {
-          ...next,
-          port_quantity: current.port_quantity,
-          subscriber_side_demarcs: current.subscriber_side_demarcs,
-        });
+        // Rules are checked for what the change touches: a connection ordered under rules since
+        // tightened can still have its references changed.
+        const touched = (Object.keys(next) as Array<keyof ConnectionChange>).filter(
+          (name) => JSON.stringify(next[name]) !== JSON.stringify(current[name]),
+        );
+        const offeringChanged = touched.includes('product_offering');
+        const offering = await checkOrder(
+          scope,
+          {
+            ...next,
+            port_quantity: current.port_quantity,
+            subscriber_side_demarcs: current.subscriber_side_demarcs,
+          },
+          (property) =>
+            offeringChanged ||
+            touched.includes(property as keyof ConnectionChange) ||
+            (property === 'port_quantity' && touched.includes('mode')) ||
+            (property === 'lacp_timeout' && touched.includes('mode')),
+        );
         if (next.product_offering !== current.product_offering) {
           const was = await deps.connections.offering(current.product_offering);
           if (

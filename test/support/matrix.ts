@@ -109,6 +109,11 @@ export interface MatrixFixture {
   patchBody?: (world: World, subject: Subject) => Record<string, unknown>;
   /** Properties an identity with `discover` access may see. */
   publicView?: readonly string[];
+  /**
+   * Stateful resources change asynchronously: PUT, PATCH and DELETE answer 202 and a DELETE leaves
+   * the resource in place (decommissioning, cancelled); others answer 200 and a DELETE removes it.
+   */
+  asynchronous?: boolean;
 }
 
 const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
@@ -259,6 +264,8 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       );
       return { id: connection.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
     },
+    asynchronous: true,
+    patchBody: () => ({ purchase_order: 'matrix patched' }),
     async createBody(world) {
       // The owner pays, so it needs billing information; its contact holds the roles the offering needs.
       await stack().db.sequelize.query('UPDATE accounts SET billing_information = :billing WHERE id = :id', {
@@ -282,6 +289,50 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
         subscriber_side_demarcs: ['matrix demarc'],
       };
     },
+  },
+  'port-reservations': {
+    kind: 'subject',
+    asynchronous: true,
+    async setup(world) {
+      const { db } = stack();
+      const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
+      const external = canary('reservation-ref');
+      const { connection } = await db.connections.create(
+        {
+          managing_account: world.accounts.owner,
+          consuming_account: world.accounts['sub-account'],
+          billing_account: world.accounts.owner,
+          role_assignments: [],
+          product_offering: offering.id,
+          mode: 'lag_lacp',
+          lacp_timeout: null,
+          port_quantity: 2,
+          subscriber_side_demarcs: ['matrix demarc'],
+          external_ref: external,
+          purchase_order: '',
+          contract_ref: null,
+          connecting_party: null,
+        },
+        offering,
+      );
+      // In production already, as if provisioned: a port of it can be given back.
+      await db.sequelize.query(
+        `UPDATE connections SET state = 'production', current_billing_start_date = CURRENT_DATE WHERE id = :id`,
+        { replacements: { id: connection.id } },
+      );
+      await db.sequelize.query(
+        `UPDATE port_reservations SET state = 'production', external_ref = :external,
+           current_billing_start_date = CURRENT_DATE WHERE connection = :id`,
+        { replacements: { id: connection.id, external } },
+      );
+      return {
+        id: connection.port_reservations[0],
+        access: owned(world, 'owner', 'sub-account'),
+        canaries: [external],
+      };
+    },
+    patchBody: () => ({ cross_connect_id: 'matrix patched' }),
+    updateBody: () => ({ cross_connect_id: 'matrix replaced', purchase_order: '' }),
   },
   ports: {
     kind: 'subject',
