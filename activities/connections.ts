@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   ConnectionAgenda,
@@ -17,6 +18,30 @@ function asFailure(error: unknown): unknown {
   if (error instanceof DriverError && !error.retryable)
     return ApplicationFailure.nonRetryable(error.message, `DriverError:${error.code}`);
   return error;
+}
+
+/** How often an activity waiting on a device tells Temporal it is still alive. */
+const HEARTBEAT_EVERY_MS = 1_000;
+
+/**
+ * Runs device work while heartbeating, so that a worker that dies in the middle of a slow device
+ * call is noticed within the heartbeat timeout, not after the whole start-to-close timeout.
+ * Outside an activity (tests calling the functions directly) the work just runs.
+ */
+async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    return work();
+  }
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**
@@ -129,12 +154,14 @@ export function connectionActivities(deps: {
       connectionId: string;
       key?: string;
     }): Promise<{ commitId: string }> {
-      return commitIntent(connectionId, key, connectionIntent);
+      return heartbeating(() => commitIntent(connectionId, key, connectionIntent));
     },
 
     /** Takes the connection off its device: ports shut, bundle removed. */
     async deconfigureConnection({ connectionId }: { connectionId: string }): Promise<{ commitId: string }> {
-      return commitIntent(connectionId, `connection:${connectionId}:teardown`, teardownIntent);
+      return heartbeating(() =>
+        commitIntent(connectionId, `connection:${connectionId}:teardown`, teardownIntent),
+      );
     },
 
     /** Gives the connection's ports (or only those whose reservations ended) back to the exchange. */
@@ -162,9 +189,11 @@ export function connectionActivities(deps: {
       const placement = await connections.placement(connectionId);
       if (!placement) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
       try {
-        const readings = await driver.readOptics(
-          placement.device,
-          placement.ports.map((port) => port.name),
+        const readings = await heartbeating(() =>
+          driver.readOptics(
+            placement.device,
+            placement.ports.map((port) => port.name),
+          ),
         );
         return {
           outOfRange: readings.filter((r) => !r.inRange).map((r) => `${r.interface} (${r.rxDbm} dBm)`),

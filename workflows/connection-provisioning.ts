@@ -9,6 +9,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { CONNECTION_RECONSIDER_SIGNAL } from '../domain/connections';
 import { RESOURCE_STATE } from '../domain/search-attributes';
@@ -16,10 +17,16 @@ import type { State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { SEVERITY } from '../domain/status';
 
-const activities = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
-});
+const retry: RetryPolicy = {
+  initialInterval: '1 second',
+  maximumInterval: '1 minute',
+  backoffCoefficient: 2,
+};
+const activities = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
+/** Device work heartbeats: a worker dying in the middle of it is noticed within seconds. */
+const device = proxyActivities<
+  Pick<Activities, 'configureConnection' | 'deconfigureConnection' | 'checkConnectionOptics'>
+>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
 
 /** The API asks the workflow to look at the stored connection: a change, decommission or cancellation. */
 export const reconsiderSignal = defineSignal(CONNECTION_RECONSIDER_SIGNAL);
@@ -157,12 +164,11 @@ export async function provisionConnection({
         step = 'waiting for an operator';
         // Forget earlier retries before the state shows: a signal sent once it shows must count.
         retryProvisioning = false;
-        const device = placement.device;
         await move('fail', [
           entry(
             SEVERITY.error,
             'configuration_failed',
-            `${what} on ${device} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
+            `${what} on ${placement.device} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
           ),
         ]);
         await waitFor(() => retryProvisioning);
@@ -184,7 +190,7 @@ export async function provisionConnection({
     step = 'configuring ports';
     const commitId = await commitUntilDone(
       'Configuring the ports',
-      () => activities.configureConnection({ connectionId }),
+      () => device.configureConnection({ connectionId }),
       () => move('retry', [entry(SEVERITY.info, 'retrying', 'An operator asked to provision again.')]),
     );
     await interruptions();
@@ -226,7 +232,7 @@ export async function provisionConnection({
       entry(SEVERITY.info, 'testing', 'The cross-connect is in place; testing the link.'),
     ]);
     for (;;) {
-      const { outOfRange } = await activities.checkConnectionOptics({ connectionId });
+      const { outOfRange } = await device.checkConnectionOptics({ connectionId });
       await interruptions();
       if (!outOfRange.length) break;
       step = 'waiting for an operator';
@@ -255,7 +261,7 @@ export async function provisionConnection({
     step = 'cancelling';
     await commitUntilDone(
       'Taking the ports off the device',
-      () => activities.deconfigureConnection({ connectionId }),
+      () => device.deconfigureConnection({ connectionId }),
       nothing,
     );
     await activities.releaseConnectionPorts({ connectionId });
@@ -273,7 +279,7 @@ export async function provisionConnection({
     const key = `connection:${connectionId}:change:${workflowInfo().runId}:${changes}`;
     await commitUntilDone(
       'Changing the configuration',
-      () => activities.configureConnection({ connectionId, key }),
+      () => device.configureConnection({ connectionId, key }),
       nothing,
     );
     await activities.releaseConnectionPorts({ connectionId, leavingOnly: true });
@@ -289,7 +295,7 @@ export async function provisionConnection({
     step = 'taking the connection off the device';
     await commitUntilDone(
       'Taking the ports off the device',
-      () => activities.deconfigureConnection({ connectionId }),
+      () => device.deconfigureConnection({ connectionId }),
       nothing,
     );
     await activities.releaseConnectionPorts({ connectionId });

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { findTemporalCli } from '../../scripts/temporal-cli';
 import { RESOURCE_STATE } from '../../domain/search-attributes';
 import { accountChangedSignal } from '../../workflows';
+import { recordHistory } from '../support/histories';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -12,31 +9,6 @@ const newMember = (name: string) => ({
   name,
   address: { country: 'DE', locality: 'Hamburg', postal_code: '20095', street_address: 'Jungfernstieg 1' },
 });
-
-/**
- * Saves a workflow history, in the Temporal CLI's JSON form, for the replay tests. Run the suite
- * with RECORD_HISTORIES=1 after a deliberate, compatible change to a workflow.
- */
-function recordHistory(name: string, workflowId: string): void {
-  const { temporal, config } = stack();
-  const json = execFileSync(
-    findTemporalCli(),
-    [
-      'workflow',
-      'show',
-      '--workflow-id',
-      workflowId,
-      '--address',
-      temporal.address,
-      '--namespace',
-      config.temporalNamespace,
-      '--output',
-      'json',
-    ],
-    { encoding: 'utf8' },
-  );
-  writeFileSync(path.resolve(__dirname, `../fixtures/histories/${name}.json`), json);
-}
 
 describe('account on-boarding workflow', () => {
   it('keeps a new account requested, says what is missing, and moves it to production once it is there', async () => {
@@ -69,7 +41,7 @@ describe('account on-boarding workflow', () => {
     await handle.signal(accountChangedSignal);
 
     assert.equal(await handle.result(), 'production');
-    if (process.env.RECORD_HISTORIES === '1') recordHistory('onboard-account', start.workflowId);
+    recordHistory('onboard-account', start.workflowId);
     const done = await db.accounts.findById(account.id);
     assert.equal(done?.state, 'production');
     assert.deepEqual(done?.status, []);

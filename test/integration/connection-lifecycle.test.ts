@@ -4,6 +4,7 @@ import { LabDriver } from '../../activities/drivers/lab';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { addPeriod, dayOf } from '../../domain/cancellation';
 import { settleConnections } from '../support/connections';
+import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -70,7 +71,11 @@ describe('connection lifecycle over HTTP', function () {
     );
   const storyOf = async (id: string) => {
     const events = await request('GET', '/events', { token });
-    return (events.body as Array<{ type: string; payload: Record<string, any> }>)
+    const listed = events.body as Array<{
+      type: string;
+      payload: { id?: string; to?: string; connection?: { id: string } };
+    }>;
+    return listed
       .filter((e) => e.payload.id === id || e.payload.connection?.id === id)
       .map((e) => (e.type === 'connection.state_changed' ? e.payload.to : e.type));
   };
@@ -96,6 +101,7 @@ describe('connection lifecycle over HTTP', function () {
     assert.equal(renamed.status, 202);
     assert.equal(renamed.body.state, 'production');
     assert.equal(renamed.body.purchase_order, 'PO-77');
+    recordHistory('connection-changed', provisioningWorkflowId(connection.id));
     // The consuming side of someone else's connection cannot even see it.
     const foreign = await request('PATCH', `/connections/${connection.id}`, {
       token: other,
@@ -186,6 +192,7 @@ describe('connection lifecycle over HTTP', function () {
     ]);
     const handle = stack().temporal.client.workflow.getHandle(provisioningWorkflowId(connection.id));
     assert.equal(await handle.result(), 'decommissioned');
+    recordHistory('connection-decommissioned', provisioningWorkflowId(connection.id));
   });
 
   it('holds to the notice period, waits for the decommission day, and lets an operator bring it forward', async () => {
@@ -255,7 +262,9 @@ describe('connection lifecycle over HTTP', function () {
     assert.equal(given.status, 202, given.text);
     assert.equal(given.body.state, 'decommission_requested');
     await eventually('the port leaving', async () => {
-      const now = (await request('GET', `/port-reservations/${added.body.id}`, { token })).body;
+      const now = (await request('GET', `/port-reservations/${added.body.id}`, { token })).body as {
+        state: string;
+      };
       return now.state === 'decommissioned' ? now : undefined;
     });
     const shrunk = await reaches(connection.id, 'production');
@@ -269,7 +278,7 @@ describe('connection lifecycle over HTTP', function () {
     const second = connection.port_reservations[1];
     assert.equal((await request('DELETE', `/port-reservations/${first}`, { token })).status, 202);
     await eventually('the second port leaving', async () => {
-      const now = (await request('GET', `/port-reservations/${first}`, { token })).body;
+      const now = (await request('GET', `/port-reservations/${first}`, { token })).body as { state: string };
       return now.state === 'decommissioned' ? now : undefined;
     });
     await reaches(connection.id, 'production');

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { LabDriver } from '../../activities/drivers/lab';
 import type { Connection, NewConnection } from '../../db/repositories/connection-repository';
@@ -9,6 +11,8 @@ import { eventually } from '../support/wait';
 import { settleConnections } from '../support/connections';
 
 const CUSTOMER = 'acc-spree-networks';
+/** Temporal's PENDING_ACTIVITY_STATE_STARTED: a worker has the activity in hand. */
+const PENDING_ACTIVITY_STARTED = 2;
 
 const order = (extra: Partial<NewConnection> = {}): NewConnection => ({
   managing_account: CUSTOMER,
@@ -167,6 +171,43 @@ describe('connection provisioning', function () {
     const placement = (await stack().db.connections.placement(placed.id))!;
     const [lag] = await lab().readLags(placement.device, [placement.lag_name!]);
     assert.equal(lag.members.length, 2, 'configured once, before the worker went away');
+  });
+
+  it('completes an order whose worker was killed outright in the middle of configuring its ports', async () => {
+    let placed: Connection | undefined;
+    await withoutWorker(async () => {
+      // A worker of its own, whose devices answer slowly, so that the kill lands inside the activity.
+      const doomed = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+        cwd: path.resolve(__dirname, '../..'),
+        env: { ...process.env, ...stack().env, LAB_DEVICE_LATENCY_MS: '4000', LOG_LEVEL: 'silent' },
+        stdio: 'ignore',
+      });
+      try {
+        placed = await place({ mode: 'standalone', lacp_timeout: null, port_quantity: 1 });
+        const handle = stack().temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id));
+        await eventually(
+          'the ports being configured by the doomed worker',
+          async () => {
+            const description = await handle.describe().catch(() => undefined);
+            const pending = description?.raw.pendingActivities ?? [];
+            const started = pending.some(
+              (activity) =>
+                activity.activityType?.name === 'configureConnection' &&
+                Number(activity.state) === PENDING_ACTIVITY_STARTED,
+            );
+            return started ? true : undefined;
+          },
+          30_000,
+        );
+      } finally {
+        doomed.kill('SIGKILL');
+      }
+    });
+    // Its heartbeats stopped: the attempt times out and a healthy worker configures the ports.
+    await reaches(placed!.id, 'production');
+    const placement = (await stack().db.connections.placement(placed!.id))!;
+    const [port] = await lab().readInterfaces(placement.device, [placement.ports[0].name]);
+    assert.equal(port.enabled, true);
   });
 
   it('refuses an order no device can hold, leaving nothing behind', async () => {
