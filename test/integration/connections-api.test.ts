@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { QueryTypes } from 'sequelize';
 import { login, request } from '../support/http';
+import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 import { settleConnections } from '../support/connections';
 
@@ -94,6 +96,57 @@ describe('connections over HTTP', function () {
       const response = await request('POST', '/connections', { token, body: order(change) });
       assert.equal(response.status, 400, `${JSON.stringify(change)}: ${response.text}`);
       assert.deepEqual(propertyNames(response), names, JSON.stringify(change));
+    }
+  });
+
+  it('gives 5 free ports to exactly 5 of 20 concurrent orders over HTTP; the rest are refused cleanly', async () => {
+    const { sequelize } = stack().db;
+    const hold = 'held-by-http-competition';
+    const speed = 400_000;
+    const spare = await sequelize.query<{ id: string }>(
+      `SELECT p.id FROM ports p JOIN pops pop ON pop.id = p.pop
+       WHERE pop.metro_area_network = 'man-ham' AND p.speed = :speed AND p.connection IS NULL
+         AND p.managing_account = 'acc-demo-ix' ORDER BY p.device, p.id`,
+      { replacements: { speed }, type: QueryTypes.SELECT },
+    );
+    assert.ok(spare.length >= 5, `only ${spare.length} spare ports`);
+    const free = spare.slice(0, 5).map((port) => port.id);
+    await sequelize.query('UPDATE ports SET connection = :hold WHERE id IN (:held)', {
+      replacements: {
+        hold,
+        held: spare
+          .slice(5)
+          .map((port) => port.id)
+          .concat(['-']),
+      },
+    });
+    try {
+      const body = order({
+        product_offering: 'po-connection-ham-400g',
+        mode: 'standalone',
+        lacp_timeout: null,
+        port_quantity: 1,
+      });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => request('POST', '/connections', { token, body })),
+      );
+      const won = answers.filter((answer) => answer.status === 201);
+      assert.equal(won.length, 5, answers.map((a) => a.status).join(' '));
+      for (const answer of answers.filter((a) => a.status !== 201)) {
+        assert.equal(answer.status, 400, answer.text);
+        assert.match(answer.body.type, /unable-to-fulfill/);
+      }
+      const taken = won.flatMap((answer) => answer.body.ports as string[]);
+      assert.deepEqual([...taken].sort(), [...free].sort(), 'each free port once, no port twice');
+      for (const answer of won)
+        await eventually('production', async () => {
+          const read = await request('GET', `/connections/${answer.body.id}`, { token });
+          return read.body.state === 'production' ? true : undefined;
+        });
+    } finally {
+      await sequelize.query('UPDATE ports SET connection = NULL WHERE connection = :hold', {
+        replacements: { hold },
+      });
     }
   });
 
