@@ -94,6 +94,8 @@ export interface EventRow {
   payload: Record<string, unknown>;
   timestamp: Date;
   account: string | null;
+  /** A second account the event concerns (the consuming side of a resource). */
+  also_account?: string | null;
 }
 
 export interface OutboxRow {
@@ -215,6 +217,7 @@ export function defineModels(sequelize: Sequelize): Models {
       payload: jsonColumn('payload', {}),
       timestamp: { type: DataTypes.DATE(3), allowNull: false },
       account: accountRef(true),
+      also_account: accountRef(true),
     },
     { timestamps: false },
   ) as Models['Event'];

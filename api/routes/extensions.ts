@@ -8,12 +8,15 @@ import type { Caller, OperationDefinition } from '../operations';
 
 /**
  * What this implementation adds to IX-API: the event log at GET /events (each account reads the events of
- * the accounts it acts for), announced by GET /extensions.
+ * the accounts it acts for, including those about resources they consume), announced by GET /extensions.
  */
 export const EVENTS_COLLECTION: CollectionEntry = {
   collection: events,
   list: 'events_list',
-  scope: (visibility) => (_value, params) => `t.account IN (${params.bind(visibility.accounts)})`,
+  scope: (visibility) => (_value, params) => {
+    const accounts = params.bind(visibility.accounts);
+    return `(t.account IN (${accounts}) OR t.also_account IN (${accounts}))`;
+  },
 };
 
 export function extensionOperations(deps: {

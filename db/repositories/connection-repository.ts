@@ -17,7 +17,7 @@ import { readResource } from '../collection';
 import { connections } from '../connections-collection';
 import { portReservations } from '../port-reservations-collection';
 import { newId } from '../ids';
-import type { EventRepository } from './event-repository';
+import type { EventRepository, NewEvent } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
 
@@ -173,6 +173,14 @@ export function createConnectionRepository(deps: {
     replacements: Record<string, unknown>,
     transaction?: Transaction,
   ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
+
+  /** Files an event with the managing account, and with the consuming one when that is another. */
+  const tell = (event: NewEvent & { account: string; alsoFor: string }, transaction: Transaction) =>
+    events.appendFor(
+      { type: event.type, payload: event.payload },
+      [event.account, event.alsoFor],
+      transaction,
+    );
 
   /** The exchange's own account, which holds the spare ports. */
   async function exchangeAccount(transaction: Transaction): Promise<string> {
@@ -383,8 +391,13 @@ export function createConnectionRepository(deps: {
             transaction,
           );
         const connection = (await read(id, transaction))!;
-        await events.append(
-          { type: 'connection.created', payload: { connection }, account: connection.managing_account },
+        await tell(
+          {
+            type: 'connection.created',
+            payload: { connection },
+            account: connection.managing_account,
+            alsoFor: connection.consuming_account,
+          },
           transaction,
         );
         const start = await outbox.enqueue(provisioningStart(connection), transaction);
@@ -433,8 +446,8 @@ export function createConnectionRepository(deps: {
      */
     async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Connection> {
       return sequelize.transaction(async (transaction) => {
-        const [row] = await select<{ state: State; managing_account: string }>(
-          'SELECT state, managing_account FROM connections WHERE id = :id FOR UPDATE',
+        const [row] = await select<{ state: State; managing_account: string; consuming_account: string }>(
+          'SELECT state, managing_account, consuming_account FROM connections WHERE id = :id FOR UPDATE',
           { id },
           transaction,
         );
@@ -470,11 +483,12 @@ export function createConnectionRepository(deps: {
               transaction,
             },
           );
-        await events.append(
+        await tell(
           {
             type: 'connection.state_changed',
             payload: { id, from, to, event },
             account: row.managing_account,
+            alsoFor: row.consuming_account,
           },
           transaction,
         );
@@ -546,7 +560,15 @@ export function createConnectionRepository(deps: {
         const row = await lock(id, transaction);
         const messages: PendingMessage[] = [];
         const record = (type: string, payload: Record<string, unknown>) =>
-          events.append({ type, payload: { id, ...payload }, account: row.managing_account }, transaction);
+          tell(
+            {
+              type,
+              payload: { id, ...payload },
+              account: row.managing_account,
+              alsoFor: row.consuming_account,
+            },
+            transaction,
+          );
         if (row.state === 'decommissioned' || row.state === 'cancelled') {
           const to = transition(row.state, 'archive');
           await sequelize.query('UPDATE connections SET state = :to, updated_at = NOW(3) WHERE id = :id', {
@@ -637,16 +659,22 @@ export function createConnectionRepository(deps: {
              billing_account = :billing_account, updated_at = NOW(3) WHERE connection = :id`,
           { replacements: { ...values, id }, transaction },
         );
-        await events.append(
-          { type: 'connection.changed', payload: { id, ...values }, account: values.managing_account },
+        await tell(
+          {
+            type: 'connection.changed',
+            payload: { id, ...values },
+            account: values.managing_account,
+            alsoFor: values.consuming_account,
+          },
           transaction,
         );
         if (to !== row.state) {
-          await events.append(
+          await tell(
             {
               type: 'connection.state_changed',
               payload: { id, from: row.state, to, event: 'request_change' },
               account: values.managing_account,
+              alsoFor: values.consuming_account,
             },
             transaction,
           );
@@ -698,11 +726,12 @@ export function createConnectionRepository(deps: {
           replacements: { id, document },
           transaction,
         });
-        await events.append(
+        await tell(
           {
             type: 'connection.loa_uploaded',
             payload: { id, bytes: document.length },
             account: row.managing_account,
+            alsoFor: row.consuming_account,
           },
           transaction,
         );
@@ -751,15 +780,21 @@ export function createConnectionRepository(deps: {
           { replacements: { id: input.connection, to, speed }, transaction },
         );
         const reservation = (await readReservation(reservationId, transaction))!;
-        await events.append(
-          { type: 'port_reservation.created', payload: { reservation }, account: row.managing_account },
+        await tell(
+          {
+            type: 'port_reservation.created',
+            payload: { reservation },
+            account: row.managing_account,
+            alsoFor: row.consuming_account,
+          },
           transaction,
         );
-        await events.append(
+        await tell(
           {
             type: 'connection.state_changed',
             payload: { id: input.connection, from: row.state, to, event: 'request_change' },
             account: row.managing_account,
+            alsoFor: row.consuming_account,
           },
           transaction,
         );
@@ -784,8 +819,13 @@ export function createConnectionRepository(deps: {
              updated_at = NOW(3) WHERE id = :id`,
           { replacements: { ...values, id }, transaction },
         );
-        await events.append(
-          { type: 'port_reservation.changed', payload: { id, ...values }, account: row.managing_account },
+        await tell(
+          {
+            type: 'port_reservation.changed',
+            payload: { id, ...values },
+            account: row.managing_account,
+            alsoFor: row.consuming_account,
+          },
           transaction,
         );
         return (await readReservation(id, transaction))!;
@@ -814,11 +854,12 @@ export function createConnectionRepository(deps: {
             `UPDATE port_reservations SET state = :to${extra}, updated_at = NOW(3) WHERE id = :id`,
             { replacements: { id, to, ...policy }, transaction },
           );
-          await events.append(
+          await tell(
             {
               type: 'port_reservation.state_changed',
               payload: { id, from: reservation.state, to, ...policy },
               account: row.managing_account,
+              alsoFor: row.consuming_account,
             },
             transaction,
           );
@@ -908,11 +949,12 @@ export function createConnectionRepository(deps: {
             transaction,
           },
         );
-        await events.append(
+        await tell(
           {
             type: 'port_reservation.loa_uploaded',
             payload: { id, bytes: document.length },
             account: row.managing_account,
+            alsoFor: row.consuming_account,
           },
           transaction,
         );

@@ -20,6 +20,21 @@ export function createEventRepository({ models }: { models: Models }) {
       await models.Event.create({ ...event, timestamp: new Date() }, { transaction });
     },
 
+    /**
+     * Appends an event that concerns two accounts (a resource's managing and consuming sides):
+     * both read it among their events, and whoever acts for both reads it once.
+     */
+    async appendFor(
+      event: Omit<NewEvent, 'account'>,
+      [account, also]: readonly [string, string],
+      transaction: Transaction,
+    ): Promise<void> {
+      await models.Event.create(
+        { ...event, account, also_account: also === account ? null : also, timestamp: new Date() },
+        { transaction },
+      );
+    },
+
     async listForAccount(account: string, afterSerial = 0): Promise<StoredEvent[]> {
       const rows = await models.Event.findAll({
         where: { account, serial: { [Op.gt]: afterSerial } },

@@ -295,6 +295,43 @@ describe('connection lifecycle over HTTP', function () {
     assert.equal((await request('GET', `/port-reservations/${second}`, { token: other })).status, 404);
   });
 
+  it('tells both sides of a connection its story: the reseller that manages it and the account that uses it', async () => {
+    const reseller = (await login('reseller', 0)).accessToken;
+    const consumer = (await login('subaccount', 0)).accessToken;
+    const created = await request('POST', '/connections', {
+      token: reseller,
+      body: order({
+        managing_account: 'acc-transit-partners',
+        consuming_account: 'acc-petit-reseau',
+        billing_account: 'acc-transit-partners',
+        role_assignments: ['ra-transit-partners-implementation', 'ra-transit-partners-noc'],
+        mode: 'standalone',
+        lacp_timeout: null,
+        port_quantity: 1,
+      }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = (created.body as ConnectionBody).id;
+    await eventually('production', async () => {
+      const now = await request('GET', `/connections/${id}`, { token: consumer });
+      return now.body.state === 'production' ? true : undefined;
+    });
+    const storyFor = async (caller: string) =>
+      (
+        (await request('GET', '/events', { token: caller })).body as Array<{
+          serial: number;
+          payload: { id?: string; to?: string; connection?: { id: string } };
+        }>
+      )
+        .filter((e) => e.payload.id === id || e.payload.connection?.id === id)
+        .map((e) => e.serial);
+    const seenByConsumer = await storyFor(consumer);
+    assert.equal(seenByConsumer.length, 4, 'created, allocated, testing, production');
+    // The reseller acts for both sides and reads each event once.
+    assert.deepEqual(await storyFor(reseller), seenByConsumer);
+    assert.deepEqual(await storyFor(token), [], 'nothing for a third party');
+  });
+
   it('issues letters of authorisation and keeps the ones uploaded', async () => {
     const connection = await live({ mode: 'standalone', lacp_timeout: null, port_quantity: 1 });
     const issued = await fetch(`${stack().baseUrl}/connections/${connection.id}/loa`, {

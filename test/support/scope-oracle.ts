@@ -11,7 +11,8 @@ import { stack } from './stack';
  *
  * - an account outside the caller's scope appears only if discoverable, and only as its public view;
  * - a resource with managing and consuming accounts appears only to either side;
- * - a role assignment appears only with a contact the caller sees; an event only to its account's side.
+ * - a role assignment appears only with a contact the caller sees; an event only to the sides of its
+ *   accounts; a port reservation only with its connection.
  */
 
 const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
@@ -20,6 +21,8 @@ interface Graph {
   accounts: Map<string, { managing: string | null; discoverable: boolean }>;
   contacts: Map<string, { managing: string; consuming: string }>;
 }
+
+const sequelizeOf = () => stack().db.sequelize;
 
 async function loadGraph(): Promise<Graph> {
   const { sequelize } = stack().db;
@@ -93,7 +96,7 @@ export async function assertWithinScope(options: {
   const { document, schemaName, token, body, where } = options;
   if (!token || !schemaName || options.method.toUpperCase() === 'DELETE') return;
   const owned = hasOwnership(document, schemaName);
-  if (!owned && !['Account', 'RoleAssignment', 'Event'].includes(schemaName)) return;
+  if (!owned && !['Account', 'RoleAssignment', 'Event', 'PortReservation'].includes(schemaName)) return;
   let subject: string | undefined;
   try {
     subject = decodeJwt(token).sub;
@@ -126,7 +129,22 @@ export async function assertWithinScope(options: {
         `${what}: its contact is out of scope`,
       );
     } else if (schemaName === 'Event') {
-      assert.ok(scope.has(item.account as string), `${what}: another account's event`);
+      if (scope.has(item.account as string)) continue;
+      // An event about a resource with two sides is also the consuming side's.
+      const [row] = await sequelizeOf().query<{ also_account: string | null }>(
+        'SELECT also_account FROM events WHERE serial = :serial',
+        { replacements: { serial: item.serial }, type: QueryTypes.SELECT },
+      );
+      assert.ok(row?.also_account && scope.has(row.also_account), `${what}: another account's event`);
+    } else if (schemaName === 'PortReservation') {
+      const [connection] = await sequelizeOf().query<{ managing_account: string; consuming_account: string }>(
+        'SELECT managing_account, consuming_account FROM connections WHERE id = :id',
+        { replacements: { id: item.connection }, type: QueryTypes.SELECT },
+      );
+      assert.ok(
+        connection && (scope.has(connection.managing_account) || scope.has(connection.consuming_account)),
+        `${what}: its connection is out of scope`,
+      );
     }
   }
 }
