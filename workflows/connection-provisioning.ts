@@ -120,10 +120,14 @@ export async function provisionConnection({
     upsertSearchAttributes([{ key: RESOURCE_STATE, value: state }]);
     return state;
   };
+  let loaUploaded = false;
   const agenda = async () => {
     woken = false;
     const found = await activities.connectionAgenda({ connectionId });
-    if (found) state = found.state;
+    if (found) {
+      state = found.state;
+      loaUploaded = found.loaUploaded;
+    }
     return found;
   };
   /** After a `reconsider`, stops what is going on if the connection is to be cancelled or to go. */
@@ -209,11 +213,32 @@ export async function provisionConnection({
           entry(
             SEVERITY.notice,
             'cross_connect_pending',
-            'Waiting for the cross-connect from your side: upload the LOA; an operator confirms the cross-connect when it is in place.',
+            loaUploaded
+              ? 'Your LOA is in; an operator confirms the cross-connect from your side when it is in place.'
+              : `Waiting for the cross-connect from your side: upload the LOA (POST /connections/${connectionId}/loa); an operator confirms the cross-connect when it is in place.`,
           ),
         ],
       });
-      await waitFor(() => crossConnected);
+      // Both are needed: the subscriber's LOA, and an operator seeing the cross-connect in place.
+      await waitFor(() => loaUploaded || crossConnected);
+      if (!loaUploaded || !crossConnected)
+        await activities.recordConnectionStatus({
+          connectionId,
+          status: [
+            loaUploaded
+              ? entry(
+                  SEVERITY.notice,
+                  'cross_connect_pending',
+                  'Your LOA is in; an operator confirms the cross-connect from your side when it is in place.',
+                )
+              : entry(
+                  SEVERITY.notice,
+                  'loa_missing',
+                  `An operator reports the cross-connect in place, but the LOA is missing: upload it (POST /connections/${connectionId}/loa).`,
+                ),
+          ],
+        });
+      await waitFor(() => loaUploaded && crossConnected);
     } else {
       await activities.recordConnectionStatus({
         connectionId,

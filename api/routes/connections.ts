@@ -292,7 +292,9 @@ export function connectionOperations(deps: {
           throw new UnableToFulfillError(`the connection is ${current.state}; it takes no LOA any more`);
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        return { status: 202, body: await deps.connections.storeLoa(params.id, body) };
+        const { connection, messages } = await deps.connections.storeLoa(params.id, body);
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: connection };
       },
     },
   ];

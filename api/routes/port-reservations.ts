@@ -2,7 +2,6 @@ import { portReservations } from '../../db/port-reservations-collection';
 import type {
   ConnectionRepository,
   NewReservation,
-  PortReservation,
   ReservationChange,
 } from '../../db/repositories/connection-repository';
 import { ownedScope } from '../../db/scope';
@@ -240,7 +239,8 @@ export function portReservationOperations(deps: {
           throw new UnableToFulfillError(`the reservation is ${reservation.state}; it takes no LOA any more`);
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        const stored: PortReservation = await deps.connections.storeReservationLoa(params.id, body);
+        const { reservation: stored, messages } = await deps.connections.storeReservationLoa(params.id, body);
+        await deliverAll(writes.starter, messages);
         return { status: 202, body: stored };
       },
     },

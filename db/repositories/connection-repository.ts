@@ -95,6 +95,8 @@ export interface ConnectionAgenda {
   reservationDue: string | null;
   /** Reservations waiting for their port to join the bundle. */
   reservationsWaiting: number;
+  /** Whether the subscriber uploaded a letter of authorisation (for the connection or a port). */
+  loaUploaded: boolean;
 }
 
 /** The writable properties of a connection, as a change leaves them. */
@@ -505,13 +507,16 @@ export function createConnectionRepository(deps: {
         decommission_at: string | null;
         reservation_due: string | null;
         waiting: number;
+        loa_uploaded: number;
       }>(
         `SELECT state, cancel_requested_at, current_billing_start_date IS NOT NULL AS billed,
            DATE_FORMAT(decommission_at, '%Y-%m-%d') AS decommission_at,
            (SELECT DATE_FORMAT(MIN(r.decommission_at), '%Y-%m-%d') FROM port_reservations r
              WHERE r.connection = c.id AND r.state = 'decommission_requested') AS reservation_due,
            (SELECT COUNT(*) FROM port_reservations r WHERE r.connection = c.id
-             AND r.state IN ('requested', 'allocated')) AS waiting
+             AND r.state IN ('requested', 'allocated')) AS waiting,
+           (c.loa IS NOT NULL OR EXISTS (SELECT 1 FROM port_reservations r
+             WHERE r.connection = c.id AND r.loa IS NOT NULL)) AS loa_uploaded
          FROM connections c WHERE c.id = :id`,
         { id },
       );
@@ -523,6 +528,7 @@ export function createConnectionRepository(deps: {
         decommissionAt: row.decommission_at,
         reservationDue: row.reservation_due,
         reservationsWaiting: Number(row.waiting),
+        loaUploaded: Boolean(Number(row.loa_uploaded)),
       };
     },
 
@@ -719,7 +725,11 @@ export function createConnectionRepository(deps: {
       return row?.loa ?? null;
     },
 
-    async storeLoa(id: string, document: Buffer): Promise<Connection> {
+    /** Keeps an uploaded LOA and tells the connection's workflow, which may be waiting for it. */
+    async storeLoa(
+      id: string,
+      document: Buffer,
+    ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
         await sequelize.query('UPDATE connections SET loa = :document, updated_at = NOW(3) WHERE id = :id', {
@@ -735,7 +745,7 @@ export function createConnectionRepository(deps: {
           },
           transaction,
         );
-        return (await read(id, transaction))!;
+        return { connection: (await read(id, transaction))!, messages: [await reconsider(id, transaction)] };
       });
     },
 
@@ -933,7 +943,10 @@ export function createConnectionRepository(deps: {
       return row?.loa ?? null;
     },
 
-    async storeReservationLoa(id: string, document: Buffer): Promise<PortReservation> {
+    async storeReservationLoa(
+      id: string,
+      document: Buffer,
+    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const [reservation] = await select<{ connection: string }>(
           'SELECT connection FROM port_reservations WHERE id = :id FOR UPDATE',
@@ -958,7 +971,10 @@ export function createConnectionRepository(deps: {
           },
           transaction,
         );
-        return (await readReservation(id, transaction))!;
+        return {
+          reservation: (await readReservation(id, transaction))!,
+          messages: [await reconsider(reservation.connection, transaction)],
+        };
       });
     },
 

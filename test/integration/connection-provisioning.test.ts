@@ -40,6 +40,12 @@ async function place(extra: Partial<NewConnection> = {}): Promise<Connection> {
 }
 
 const stateOf = async (id: string) => (await stack().db.connections.findById(id))!;
+
+/** The subscriber's LOA, stored and announced to the workflow as the API does. */
+async function uploadLoa(id: string): Promise<void> {
+  const { messages } = await stack().db.connections.storeLoa(id, Buffer.from('%PDF-1.4\n%%EOF\n'));
+  for (const message of messages) await stack().api.starter.deliver(message);
+}
 const reaches = (id: string, state: string) =>
   eventually(`${id} reaching ${state}`, async () => {
     const connection = await stateOf(id);
@@ -91,7 +97,7 @@ describe('connection provisioning', function () {
     assert.deepEqual([port.enabled, port.lag], [true, null]);
   });
 
-  it('waits for the cross-connect where the subscriber makes it, until an operator confirms it', async () => {
+  it('waits where the subscriber makes the cross-connect, until its LOA is in and an operator confirms it', async () => {
     const placed = await place({
       product_offering: 'po-connection-ams-10g',
       mode: 'lag_static',
@@ -102,9 +108,14 @@ describe('connection provisioning', function () {
       return connection.status.some((s) => s.tag === 'cross_connect_pending') ? connection : undefined;
     });
     assert.equal(waiting.state, 'allocated');
-    await stack()
-      .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
-      .signal('crossConnectCompleted');
+    const handle = stack().temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id));
+    // The operator sees the cross-connect, but the subscriber's LOA is not in yet.
+    await handle.signal('crossConnectCompleted');
+    await eventually('the LOA asked for', async () =>
+      (await stateOf(placed.id)).status.some((s) => s.tag === 'loa_missing') ? true : undefined,
+    );
+    assert.equal((await stateOf(placed.id)).state, 'allocated');
+    await uploadLoa(placed.id);
     await reaches(placed.id, 'production');
   });
 
@@ -160,6 +171,7 @@ describe('connection provisioning', function () {
     await eventually('the cross-connect wait', async () =>
       (await stateOf(placed.id)).status.some((s) => s.tag === 'cross_connect_pending') ? true : undefined,
     );
+    await uploadLoa(placed.id);
     await withoutWorker(async () => {
       // Temporal keeps the signal until a worker runs the workflow again.
       await stack()
