@@ -20,6 +20,9 @@ export interface ConnectionOffering {
   /** Null: no limit. */
   maximum_port_quantity: number | null;
   required_contact_roles: readonly string[];
+  /** The window in which the offering can be ordered (ISO 8601 instants); null is open-ended. */
+  orderable_not_before?: string | null;
+  orderable_not_after?: string | null;
 }
 
 /** Facts about the order's accounts and contacts that the rules need. */
@@ -30,6 +33,8 @@ export interface OrderContext {
   billingAccountCanPay: boolean;
   /** The most members a bundle may have on this exchange's devices. */
   maxLagMembers: number;
+  /** Now, for the offering's orderable window. */
+  now?: Date;
 }
 
 /**
@@ -60,6 +65,12 @@ export function connectionOrderProblems(
 
   if (offering.type !== 'connection')
     problem('product_offering', `${offering.id} is a ${offering.type} offering, not a connection offering`);
+
+  const now = (context.now ?? new Date()).getTime();
+  if (offering.orderable_not_before && now < Date.parse(offering.orderable_not_before))
+    problem('product_offering', `${offering.id} can be ordered from ${offering.orderable_not_before} on`);
+  if (offering.orderable_not_after && now > Date.parse(offering.orderable_not_after))
+    problem('product_offering', `${offering.id} could be ordered until ${offering.orderable_not_after} only`);
 
   if (!SUPPORTED_MODES.has(order.mode))
     problem('mode', `${order.mode} is not offered here; choose lag_lacp, lag_static or standalone`);

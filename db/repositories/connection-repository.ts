@@ -80,6 +80,10 @@ export interface OrderedOffering extends ConnectionOffering {
   handover_metro_area_network: string;
 }
 
+/** A stored instant as ISO 8601, or null. */
+const instant = (value: unknown): string | null =>
+  value === null || value === undefined ? null : new Date(value as string | Date).toISOString();
+
 export const provisioningWorkflowId = (connectionId: string) => `ixapi:connection:${connectionId}`;
 
 /** What a connection's workflow has to do next, as the stored connection says. */
@@ -293,6 +297,8 @@ export function createConnectionRepository(deps: {
         required_contact_roles: row.required_contact_roles
           ? (JSON.parse(row.required_contact_roles as string) as string[])
           : [],
+        orderable_not_before: instant(row.orderable_not_before),
+        orderable_not_after: instant(row.orderable_not_after),
         physical_port_speed: Number(row.physical_port_speed),
         handover_pop: (row.handover_pop as string | null) ?? null,
         handover_metro_area_network: row.handover_metro_area_network as string,

@@ -35,6 +35,16 @@ describe('connection orders', () => {
     assert.deepEqual(names({ subscriber_side_demarcs: [] }, { cross_connect_initiator: 'subscriber' }), []);
   });
 
+  it("takes orders within the offering's orderable window only", () => {
+    const now = new Date('2026-11-23T12:00:00Z');
+    const window = (before: string | null, after: string | null) =>
+      names({}, { orderable_not_before: before, orderable_not_after: after }, { now });
+    assert.deepEqual(window('2026-11-01T00:00:00Z', '2026-12-31T23:59:59Z'), []);
+    assert.deepEqual(window(null, null), []);
+    assert.deepEqual(window('2026-12-01T00:00:00Z', null), ['product_offering']);
+    assert.deepEqual(window(null, '2026-11-23T11:59:59Z'), ['product_offering']);
+  });
+
   it('refuses an offering of another type', () => {
     assert.deepEqual(names({}, { type: 'exchange_lan' }), ['product_offering']);
   });
