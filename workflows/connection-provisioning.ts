@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -66,6 +67,12 @@ const entry = (
 class Cancelled extends Error {}
 /** Whatever was going on stops: the connection is to be decommissioned. */
 class Decommissioning extends Error {}
+
+/** A state change refused because the stored connection moved on meanwhile (a DELETE came in). */
+const overtaken = (error: unknown): boolean =>
+  error instanceof ActivityFailure &&
+  error.cause instanceof ApplicationFailure &&
+  error.cause.type === 'InvalidTransition';
 
 /** After an operator's retry, some steps simply try again. */
 const nothing = (): Promise<void> => Promise.resolve();
@@ -344,7 +351,12 @@ export async function provisionConnection({
       if (['cancelled', 'decommissioned', 'archived'].includes(now.state)) return now.state;
       const due = now.reservationDue !== null && now.reservationDue <= today();
       if (now.state === 'production_change_pending' || now.reservationsWaiting > 0 || due) {
-        await reconfigure();
+        try {
+          await reconfigure();
+        } catch (error) {
+          // A decommission asked for in the meantime moved the connection on: look again.
+          if (!overtaken(error)) throw error;
+        }
         continue;
       }
       step = 'in production';

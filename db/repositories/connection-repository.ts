@@ -432,8 +432,11 @@ export function createConnectionRepository(deps: {
          FROM ports p WHERE p.connection = :id ORDER BY p.name, p.id`,
         { id, today: dayOf(new Date()) },
       );
-      const ports = all.filter((port) => !Number(port.leaving)).map(({ id, name }) => ({ id, name }));
-      const leaving = all.filter((port) => Number(port.leaving)).map(({ id, name }) => ({ id, name }));
+      // A connection being decommissioned goes as a whole: none of its ports leaves on its own.
+      const alone = (port: { leaving: number }) =>
+        Boolean(Number(port.leaving)) && row.state !== 'decommission_requested';
+      const ports = all.filter((port) => !alone(port)).map(({ id, name }) => ({ id, name }));
+      const leaving = all.filter(alone).map(({ id, name }) => ({ id, name }));
       return {
         id,
         state: row.state as State,

@@ -295,6 +295,35 @@ describe('connection lifecycle over HTTP', function () {
     assert.equal((await request('GET', `/port-reservations/${second}`, { token: other })).status, 404);
   });
 
+  it('decommissions a bundle whose cancellation overtakes the giving back of one of its ports', async () => {
+    const connection = await live();
+    const placed = (await stack().db.connections.placement(connection.id))!;
+    // A slow device keeps the bundle's change going while the cancellation comes in.
+    await lab().store.setLatency(placed.device, 1500);
+    try {
+      const [first] = connection.port_reservations;
+      const given = await request('DELETE', `/port-reservations/${first}`, { token });
+      assert.equal(given.status, 202, given.text);
+      await reaches(connection.id, 'production_change_pending');
+      const deleted = await request('DELETE', `/connections/${connection.id}`, { token });
+      assert.equal(deleted.status, 202, deleted.text);
+    } finally {
+      await lab().store.setLatency(placed.device, null);
+    }
+    const done = await reaches(connection.id, 'decommissioned');
+    assert.deepEqual(done.ports, []);
+    const ports = await spare(connection.ports);
+    assert.ok(ports.every((port) => port.connection === null));
+    const placement = await stack().db.sequelize.query<{ state: string }>(
+      'SELECT state FROM port_reservations WHERE connection = :id',
+      { replacements: { id: connection.id }, type: QueryTypes.SELECT },
+    );
+    assert.deepEqual(
+      placement.map((r) => r.state),
+      ['decommissioned', 'decommissioned'],
+    );
+  });
+
   it('tells both sides of a connection its story: the reseller that manages it and the account that uses it', async () => {
     const reseller = (await login('reseller', 0)).accessToken;
     const consumer = (await login('subaccount', 0)).accessToken;
