@@ -18,7 +18,11 @@ const FAMILIES: Record<string, string> = {
   FLT: 'Filters',
   READ: 'Reads',
   ISO: 'Isolation and redaction',
+  POL: 'Cancellation policies',
+  LOA: 'Letters of authorisation',
+  PRES: 'Port reservations',
   LIFE: 'Lifecycles (profile full)',
+  CONN: 'Connections (profile full)',
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

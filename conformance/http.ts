@@ -6,8 +6,8 @@ export interface HttpRequest {
   path: string;
   token?: string;
   body?: unknown;
-  /** Sent as is instead of JSON-encoding `body`. */
-  rawBody?: string;
+  /** Sent as is instead of JSON-encoding `body` (text, or bytes such as a PDF). */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -15,6 +15,8 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
   text: string;
+  /** The body as received, for answers that are not text (a PDF). */
+  bytes: Buffer;
   /** The parsed JSON body, or undefined when the body is not JSON. */
   body: unknown;
   url: string;
@@ -48,6 +50,18 @@ function redactHeaders(headers: Record<string, string>): Record<string, string> 
 }
 
 const MAX_EVIDENCE_ITEMS = 5;
+
+/** Media types a report shows as a summary of their bytes rather than as text. */
+const BINARY = /^application\/(pdf|octet-stream)\b/i;
+
+/** What a report shows of a body of bytes: its size, its type and how it starts. */
+function describeBytes(bytes: Buffer, contentType: string | undefined): string {
+  const start = bytes
+    .subarray(0, 16)
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]/g, '.');
+  return `<${bytes.length} bytes of ${contentType ?? 'unlabelled content'}, starting ${JSON.stringify(start)}>`;
+}
 
 /** Keeps long lists short in reports: the first items and a count. */
 function excerpt(body: unknown): unknown {
@@ -85,7 +99,12 @@ export class HttpClient {
         method: request.method,
         url,
         headers: redactHeaders(headers),
-        body: request.body !== undefined ? redactForReport(request.body, this.sensitive) : request.rawBody,
+        body:
+          request.body !== undefined
+            ? redactForReport(request.body, this.sensitive)
+            : Buffer.isBuffer(request.rawBody)
+              ? describeBytes(request.rawBody, headers['content-type'])
+              : request.rawBody,
       },
       durationMs: 0,
     };
@@ -96,7 +115,8 @@ export class HttpClient {
         body,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      const text = await response.text();
+      const bytes = Buffer.from(await response.arrayBuffer());
+      const text = bytes.toString('utf8');
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;
@@ -104,12 +124,18 @@ export class HttpClient {
         parsed = undefined;
       }
       const responseHeaders = Object.fromEntries(response.headers.entries());
+      const contentType = responseHeaders['content-type'];
       exchange.response = {
         status: response.status,
         headers: responseHeaders,
-        body: parsed !== undefined ? excerpt(redactForReport(parsed, this.sensitive)) : text.slice(0, 500),
+        body:
+          parsed !== undefined
+            ? excerpt(redactForReport(parsed, this.sensitive))
+            : BINARY.test(contentType ?? '')
+              ? describeBytes(bytes, contentType)
+              : text.slice(0, 500),
       };
-      return { status: response.status, headers: responseHeaders, text, body: parsed, url };
+      return { status: response.status, headers: responseHeaders, text, bytes, body: parsed, url };
     } catch (error) {
       exchange.error = error instanceof Error ? error.message : String(error);
       throw error;

@@ -88,7 +88,7 @@ export class CheckContext {
       query?: string;
       role?: Role | null;
       body?: unknown;
-      rawBody?: string;
+      rawBody?: string | Buffer;
       headers?: Record<string, string>;
     } = {},
   ): Promise<HttpResponse> {

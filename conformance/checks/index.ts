@@ -3,10 +3,12 @@ import { specOperations } from '../../spec';
 import type { CheckDefinition } from '../runner';
 import { AUTH_CHECKS, tokenRequiredChecks } from './auth';
 import { collectionChecks } from './collections';
+import { CONNECTION_READ_CHECKS } from './connections';
 import { DISCOVERY_CHECKS } from './discovery';
 import { ERROR_CHECKS } from './errors';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
+import { ORDER_CHECKS } from './orders';
 import { statusChecks } from './statuses';
 
 /** The registry: every check, in the order a run takes them (discovery first, mutations last). */
@@ -18,8 +20,10 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...tokenRequiredChecks(document),
     ...collectionChecks(document),
     ...ISOLATION_CHECKS,
+    ...CONNECTION_READ_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
+    ...ORDER_CHECKS,
   ];
   const ids = new Set<string>();
   for (const check of checks) {

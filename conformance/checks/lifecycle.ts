@@ -84,15 +84,18 @@ export function stateStepProblem(from: string, to: string): string | undefined {
 }
 
 /**
- * Polls a resource until `arrived` holds, within the check's deadline (which ends it as TIMEOUT),
- * holding every change of state it sees to the lifecycle.
+ * Polls a resource until `arrived` holds, holding every change of state it sees to the lifecycle.
+ * Without `withinMs` it waits as long as the check's deadline allows (which ends it as TIMEOUT);
+ * with it, it gives up after that long and answers undefined.
  */
-async function waitFor(
+export async function waitFor(
   t: CheckContext,
   read: string,
   id: string,
   arrived: (body: Record<string, unknown>) => boolean,
-) {
+  withinMs?: number,
+): Promise<Record<string, unknown> | undefined> {
+  const until = withinMs === undefined ? Infinity : Date.now() + withinMs;
   let previous: string | undefined;
   for (;;) {
     const response = await t.call(read, { id });
@@ -104,6 +107,7 @@ async function waitFor(
     }
     previous = state ?? previous;
     if (response.status === 200 && arrived(body)) return body;
+    if (Date.now() >= until) return undefined;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -258,7 +262,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
           String(account.id),
           (body) => body.state === 'production',
         );
-        t.must(live.state === 'production', 'the account did not reach production');
+        t.must(live?.state === 'production', 'the account did not reach production');
       } finally {
         await cleanUp(t);
       }

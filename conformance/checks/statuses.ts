@@ -65,7 +65,7 @@ function notFoundChecks(document: OpenApiDocument): CheckDefinition[] {
 }
 
 /** The names a validation problem lists. */
-const propertyNames = (body: unknown): string[] =>
+export const propertyNames = (body: unknown): string[] =>
   ((body as { properties?: Array<{ name?: unknown }> } | undefined)?.properties ?? []).map((p) =>
     String(p.name),
   );

@@ -37,6 +37,13 @@ export interface Fault {
   ): ProxiedResponse | Promise<ProxiedResponse>;
   /** Forgets what the fault remembered; the proxy calls it whenever the fault is set. */
   reset?(): void;
+  /**
+   * A fault in what only the full profile does (changes, cancellations, uploads) shows in a full
+   * run, limited to the checks `only` selects; other faults show in a read run of every check.
+   */
+  full?: { only: readonly string[] };
+  /** The fault breaks a SHOULD only: a check that warns with it, and not without it, catches it. */
+  breaks?: 'should';
 }
 
 const isSuccess = (res: ProxiedResponse) => res.status >= 200 && res.status < 300;

@@ -44,6 +44,14 @@ describe('the conformance suite against this server', () => {
     // Everything this server declares is judged: nothing it routes is NOT_APPLICABLE.
     const judged = summary.results.filter((r) => r.outcome === 'PASS').length;
     assert.ok(judged > 100, `only ${judged} checks passed`);
+    // Connections and port reservations are ordered, changed, cancelled and sent letters: each of
+    // those checks judges this server, none stands aside as inconclusive.
+    const ofConnections = summary.results.filter((r) => /^(POL|LOA|PRES|CONN)-|^ISO-008$/.test(r.id));
+    assert.ok(ofConnections.length >= 13, `only ${ofConnections.length} checks of connections`);
+    assert.deepEqual(
+      ofConnections.filter((r) => r.outcome !== 'PASS').map((r) => `${r.id} ${r.outcome}: ${r.reason ?? ''}`),
+      [],
+    );
     stack().logger.info({ counts: summary.counts, durationMs: summary.durationMs }, 'conformance run');
   });
 });
