@@ -149,22 +149,24 @@ async function stopChild({ process: child, exited }: Child): Promise<void> {
 
 let cleaning: Promise<void> | undefined;
 
-/** Stops the ceiling worker, the API, the worker and Temporal (in that order) and drops the database. */
+/**
+ * Stops the ceiling worker, the API, the worker and Temporal (in that order), drops the database,
+ * and closes the Temporal connections last: calls still retrying on them may fail once the server is
+ * gone, which no longer matters.
+ */
 function cleanUp(): Promise<void> {
   cleaning ??= (async () => {
     stopping = true;
+    process.on('uncaughtException', (error) => say(`ignored while stopping: ${error.message}`));
+    process.on('unhandledRejection', () => undefined);
     const steps: Array<[string, () => Promise<unknown>]> = [
       [
         'the ceiling worker',
         async () => {
           if (!ceilingWorker) return;
           if (ceilingWorker.worker.getState() === 'RUNNING') ceilingWorker.worker.shutdown();
-          await ceilingWorker.running;
+          await Promise.race([ceilingWorker.running, sleep(15_000)]);
         },
-      ],
-      [
-        'the Temporal connections',
-        async () => Promise.all([temporalConnection?.close(), nativeConnection?.close()]),
       ],
       [
         'the API and the worker',
@@ -176,6 +178,10 @@ function cleanUp(): Promise<void> {
       ],
       ['the database connection', async () => db?.close()],
       ['the throw-away database', async () => databaseUrl && dropDatabase(databaseUrl)],
+      [
+        'the Temporal connections',
+        async () => Promise.all([temporalConnection?.close(), nativeConnection?.close()]),
+      ],
     ];
     for (const [what, step] of steps) {
       try {
@@ -333,7 +339,6 @@ interface Order {
   /** performance.now() when the POST went out. */
   startedAt: number;
   postMs: number;
-  status: number;
   id?: string;
   problem?: string;
   /** performance.now() when the connection was first seen in production. */
@@ -424,7 +429,7 @@ async function prepareOrders(
 /** One order over HTTP; never throws: what went wrong is in `problem`. */
 async function placeOrder(api: Api, body: Record<string, unknown>, tag: string): Promise<Order> {
   const startedAt = performance.now();
-  const order: Order = { tag, startedAt, postMs: 0, status: 0 };
+  const order: Order = { tag, startedAt, postMs: 0 };
   try {
     const response = await fetch(`${api.base}/connections`, {
       method: 'POST',
@@ -433,7 +438,6 @@ async function placeOrder(api: Api, body: Record<string, unknown>, tag: string):
     });
     const text = await response.text();
     order.postMs = performance.now() - startedAt;
-    order.status = response.status;
     if (response.status === 201) order.id = (JSON.parse(text) as { id: string }).id;
     else order.problem = `${response.status} ${text.slice(0, 300)}`;
   } catch (error) {
@@ -794,7 +798,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (cleaning) return;
     say(`${signal}: stopping everything and dropping the database`);
-    void cleanUp().finally(() => process.exit(130));
+    void cleanUp().finally(() => {
+      say('stopped');
+      process.exit(130);
+    });
   });
 }
 

@@ -255,8 +255,10 @@ export async function provisionConnection({
           }),
         ],
       });
-      // The exchange's cross-connect order; an operator may confirm it earlier.
-      await waitFor(() => crossConnected, crossConnectDelayMs ?? placement.crossConnectDelayMs);
+      // The exchange's cross-connect order; an operator may confirm it earlier. No delay, no timer
+      // (the server fires even the shortest one only on its next tick, about a second later).
+      const delay = crossConnectDelayMs ?? placement.crossConnectDelayMs;
+      if (delay > 0) await waitFor(() => crossConnected, delay);
     }
 
     step = 'testing';
