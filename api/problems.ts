@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { ProblemTypeName } from '../domain/errors';
-import { ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
+import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import {
   DomainError,
   HttpProblem,
@@ -80,6 +80,21 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       sendProblem(
         res,
         new UnableToFulfillError('a concurrent change got in the way; nothing was changed, try again'),
+      );
+      return;
+    }
+    // Every database connection stayed busy for longer than a request may wait for one.
+    if (error instanceof ConnectionAcquireTimeoutError) {
+      (req.log ?? logger).warn({ err: error.message }, 'no database connection free in time');
+      res.set('Retry-After', '2');
+      sendProblem(
+        res,
+        new HttpProblem(
+          503,
+          'server-error',
+          'Service Unavailable',
+          'The service is too busy to take this request now; nothing was changed, try again shortly.',
+        ),
       );
       return;
     }

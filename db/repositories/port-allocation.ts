@@ -37,13 +37,36 @@ export interface AllocatedPorts {
  */
 export function createPortAllocation(sequelize: Sequelize) {
   const readCommitted = new WeakSet<Transaction>();
+  // An allocation may wait for orders in flight while it holds its database connection. At most
+  // half the pool does so at once; the rest queue here, without a connection, so that everything
+  // else (the checks before an order, reads, the relay) always finds one.
+  const slots = Math.max(1, Math.floor((sequelize.config.pool?.max ?? 10) / 2));
+  let busy = 0;
+  const queue: Array<() => void> = [];
+  const acquire = async () => {
+    if (busy < slots) {
+      busy += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => queue.push(resolve));
+  };
+  const release = () => {
+    const next = queue.shift();
+    if (next) next();
+    else busy -= 1;
+  };
   return {
     /** A transaction ports can be allocated in. */
-    transaction<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-      return sequelize.transaction({ isolationLevel: READ_COMMITTED }, (transaction) => {
-        readCommitted.add(transaction);
-        return work(transaction);
-      });
+    async transaction<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
+      await acquire();
+      try {
+        return await sequelize.transaction({ isolationLevel: READ_COMMITTED }, (transaction) => {
+          readCommitted.add(transaction);
+          return work(transaction);
+        });
+      } finally {
+        release();
+      }
     },
 
     /** Takes `quantity` spare ports on one device; throws unable-to-fulfill when no device has them. */

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
-import { ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
+import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import { problemHandler } from '../../api/problems';
 import type { DomainError } from '../../domain/errors';
 import {
@@ -43,6 +43,8 @@ describe('problem responses from domain errors', () => {
       if (req.params.kind === 'crash') throw new Error('secret internal detail');
       if (req.params.kind === 'duplicate') throw new UniqueConstraintError({ message: 'secret index name' });
       if (req.params.kind === 'reference') throw new ForeignKeyConstraintError({ message: 'secret fk name' });
+      if (req.params.kind === 'busy')
+        throw new ConnectionAcquireTimeoutError(new Error('secret pool detail'));
       throw errors[req.params.kind]();
     });
     app.use(problemHandler(pino({ level: 'silent' })));
@@ -101,5 +103,14 @@ describe('problem responses from domain errors', () => {
       assert.equal(body.type, 'https://errors.ix-api.net/v2/unable-to-fulfill.html');
       assert.deepEqual(body.conflicts, []);
     }
+  });
+
+  it('answers a request that found no free database connection in time with 503 and Retry-After', async () => {
+    const response = await fetch(`${base}/busy`);
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '2');
+    const text = await response.text();
+    assert.doesNotMatch(text, /secret/);
+    assert.equal((JSON.parse(text) as { status: number }).status, 503);
   });
 });
