@@ -12,6 +12,7 @@ import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
 import { accountOperations, accountsCollection } from './routes/accounts';
 import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
+import { MAC_COLLECTIONS, macOperations } from './routes/macs';
 import { PORT_RESERVATION_COLLECTIONS, portReservationOperations } from './routes/port-reservations';
 import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
 import { AuthenticationError } from '../domain/errors';
@@ -86,6 +87,7 @@ export async function startApi(options: {
       ...contactOperations({ contacts: db.contacts, validators, writes }),
       ...connectionOperations({ connections: db.connections, validators, writes }),
       ...portReservationOperations({ connections: db.connections, validators, writes }),
+      ...macOperations({ macs: db.macs, writes }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,
@@ -97,6 +99,7 @@ export async function startApi(options: {
           ...CONTACT_COLLECTIONS,
           ...CONNECTION_COLLECTIONS,
           ...PORT_RESERVATION_COLLECTIONS,
+          ...MAC_COLLECTIONS,
         ],
       }),
       ...extensionOperations({

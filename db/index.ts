@@ -7,6 +7,7 @@ import { createConnectionRepository } from './repositories/connection-repository
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
+import { createMacRepository } from './repositories/mac-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
 
@@ -17,6 +18,7 @@ export interface Database {
   contacts: ReturnType<typeof createContactRepository>;
   credentials: ReturnType<typeof createCredentialRepository>;
   events: ReturnType<typeof createEventRepository>;
+  macs: ReturnType<typeof createMacRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
   portAllocation: ReturnType<typeof createPortAllocation>;
   /** Answers when the database takes a trivial query; throws otherwise. */
@@ -37,6 +39,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     contacts: createContactRepository({ sequelize, models, events, outbox }),
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
+    macs: createMacRepository({ sequelize, events }),
     outbox,
     portAllocation,
     connections: createConnectionRepository({ sequelize, events, outbox, portAllocation }),

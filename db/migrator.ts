@@ -6,6 +6,7 @@ import * as access from './migrations/0003-access';
 import * as labFabric from './migrations/0004-lab-fabric';
 import * as connections from './migrations/0005-connections';
 import * as portReservations from './migrations/0006-port-reservations';
+import * as macs from './migrations/0007-macs';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -20,6 +21,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0004-lab-fabric', labFabric],
   ['0005-connections', connections],
   ['0006-port-reservations', portReservations],
+  ['0007-macs', macs],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -188,6 +188,10 @@ function accountFixture(discoverable: boolean): MatrixFixture {
   };
 }
 
+/** A locally administered unicast address no other test uses. */
+const randomUnicastMac = () =>
+  ['02', ...[...randomBytes(5)].map((byte) => byte.toString(16).padStart(2, '0'))].join(':');
+
 /** Connections of the matrix are ordered where the exchange orders the cross-connect. */
 const MATRIX_CONNECTION_OFFERING = 'po-connection-ham-10g';
 
@@ -333,6 +337,27 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     },
     patchBody: () => ({ cross_connect_id: 'matrix patched' }),
     updateBody: () => ({ cross_connect_id: 'matrix replaced', purchase_order: '' }),
+  },
+  macs: {
+    kind: 'subject',
+    async setup(world) {
+      const external = canary('mac-ref');
+      const mac = await stack().db.macs.create({
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        external_ref: external,
+        address: randomUnicastMac(),
+        valid_not_before: null,
+        valid_not_after: null,
+      });
+      return { id: mac.id, access: owned(world, 'owner', 'sub-account'), canaries: [external] };
+    },
+    createBody: (world) =>
+      Promise.resolve({
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        address: randomUnicastMac(),
+      }),
   },
   ports: {
     kind: 'subject',

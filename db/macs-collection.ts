@@ -1,0 +1,40 @@
+import { normaliseMac } from '../domain/macs';
+import type { CollectionDefinition } from './collection';
+import { eq } from './collection';
+
+const instant = (value: unknown) => (value instanceof Date ? value.toISOString() : (value ?? null));
+
+/**
+ * MAC addresses registered by customers. `valid_not_before=T` lists the addresses usable from T on
+ * (no start, or one at or before T); `valid_not_after=T` those still valid at T (no end, or one at
+ * or after T). No network service config uses MAC addresses yet, so filtering by one finds none.
+ */
+export const macs: CollectionDefinition = {
+  name: 'macs',
+  table: 'macs',
+  columns: [
+    'id',
+    'managing_account',
+    'consuming_account',
+    'external_ref',
+    'address',
+    'valid_not_before',
+    'valid_not_after',
+  ],
+  filters: {
+    managing_account: eq('managing_account'),
+    consuming_account: eq('consuming_account'),
+    external_ref: eq('external_ref'),
+    address: (value, params) => `t.address = ${params.bind(normaliseMac(String(value)))}`,
+    network_service_config: () => '1 = 0',
+    valid_not_before: (value, params) =>
+      `(t.valid_not_before IS NULL OR t.valid_not_before <= ${params.bind(new Date(String(value)))})`,
+    valid_not_after: (value, params) =>
+      `(t.valid_not_after IS NULL OR t.valid_not_after >= ${params.bind(new Date(String(value)))})`,
+  },
+  toResource: (row) => ({
+    ...row,
+    valid_not_before: instant(row.valid_not_before),
+    valid_not_after: instant(row.valid_not_after),
+  }),
+};
