@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { isDeadlock } from '../db/repositories/port-allocation';
 import type { ProblemTypeName } from '../domain/errors';
 import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import {
@@ -74,9 +75,14 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     // The checks before a write see the database as it was; a concurrent write can still make the
-    // write itself collide (a new reference, the same role twice). Nothing changed: say so.
-    if (error instanceof ForeignKeyConstraintError || error instanceof UniqueConstraintError) {
-      (req.log ?? logger).warn({ err: error.message }, 'write collided with a concurrent change');
+    // write itself collide (a new reference, the same role twice, a deadlock that outlasted its
+    // retries). Nothing changed: say so.
+    if (
+      error instanceof ForeignKeyConstraintError ||
+      error instanceof UniqueConstraintError ||
+      isDeadlock(error)
+    ) {
+      (req.log ?? logger).warn({ err: (error as Error).message }, 'write collided with a concurrent change');
       sendProblem(
         res,
         new UnableToFulfillError('a concurrent change got in the way; nothing was changed, try again'),

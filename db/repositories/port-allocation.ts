@@ -7,6 +7,15 @@ import { UnableToFulfillError } from '../../domain/errors';
 const PATIENCE_MS = 15_000;
 const READ_COMMITTED = Transaction.ISOLATION_LEVELS.READ_COMMITTED;
 
+/** How often a transaction chosen as a deadlock victim is run again before the error stands. */
+const DEADLOCK_ATTEMPTS = 5;
+
+/** Whether the database rolled the transaction back to break a deadlock. */
+export function isDeadlock(error: unknown): boolean {
+  const cause = (error as { parent?: { errno?: number; code?: string } } | null)?.parent;
+  return cause?.errno === 1213 || cause?.code === 'ER_LOCK_DEADLOCK';
+}
+
 /** Where the ports of a connection must be, and what they must be like. */
 export interface PortDemand {
   connection: string;
@@ -56,14 +65,25 @@ export function createPortAllocation(sequelize: Sequelize) {
     else busy -= 1;
   };
   return {
-    /** A transaction ports can be allocated in. */
+    /**
+     * A transaction ports can be allocated in. Concurrent allocations lock index records of the
+     * same PoP, and InnoDB may break such a tie by rolling one back as a deadlock victim; that one
+     * is run again (everything it did was undone), a few times, after a short random pause.
+     */
     async transaction<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
       await acquire();
       try {
-        return await sequelize.transaction({ isolationLevel: READ_COMMITTED }, (transaction) => {
-          readCommitted.add(transaction);
-          return work(transaction);
-        });
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            return await sequelize.transaction({ isolationLevel: READ_COMMITTED }, (transaction) => {
+              readCommitted.add(transaction);
+              return work(transaction);
+            });
+          } catch (error) {
+            if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
+            await sleep(10 + Math.floor(Math.random() * 40 * attempt));
+          }
+        }
       } finally {
         release();
       }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { QueryTypes } from 'sequelize';
+import { DatabaseError, QueryTypes } from 'sequelize';
 import { UnableToFulfillError } from '../../domain/errors';
 import type { PortDemand } from '../../db/repositories/port-allocation';
 import { stack } from '../support/stack';
@@ -141,6 +141,32 @@ describe('port allocation', () => {
       },
     );
     assert.equal(pops.man, man);
+  });
+
+  it('runs a transaction the database chose as a deadlock victim again, and gives up after a few', async () => {
+    const deadlock = () =>
+      new DatabaseError(
+        Object.assign(new Error('Deadlock found when trying to get lock'), {
+          errno: 1213,
+          code: 'ER_LOCK_DEADLOCK',
+          sql: 'SELECT 1',
+        }),
+      );
+    let attempts = 0;
+    const result = await stack().db.portAllocation.transaction(() => {
+      attempts += 1;
+      return attempts < 3 ? Promise.reject(deadlock()) : Promise.resolve('done');
+    });
+    assert.deepEqual([result, attempts], ['done', 3]);
+    attempts = 0;
+    await assert.rejects(
+      stack().db.portAllocation.transaction(() => {
+        attempts += 1;
+        return Promise.reject(deadlock());
+      }),
+      /Deadlock/,
+    );
+    assert.equal(attempts, 5);
   });
 
   it('gives released ports back to the exchange as spare ports', async () => {

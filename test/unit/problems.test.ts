@@ -3,7 +3,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
-import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
+import {
+  ConnectionAcquireTimeoutError,
+  DatabaseError,
+  ForeignKeyConstraintError,
+  UniqueConstraintError,
+} from 'sequelize';
 import { problemHandler } from '../../api/problems';
 import type { DomainError } from '../../domain/errors';
 import {
@@ -43,6 +48,14 @@ describe('problem responses from domain errors', () => {
       if (req.params.kind === 'crash') throw new Error('secret internal detail');
       if (req.params.kind === 'duplicate') throw new UniqueConstraintError({ message: 'secret index name' });
       if (req.params.kind === 'reference') throw new ForeignKeyConstraintError({ message: 'secret fk name' });
+      if (req.params.kind === 'deadlock')
+        throw new DatabaseError(
+          Object.assign(new Error('secret deadlock'), {
+            errno: 1213,
+            code: 'ER_LOCK_DEADLOCK',
+            sql: 'SELECT 1',
+          }),
+        );
       if (req.params.kind === 'busy')
         throw new ConnectionAcquireTimeoutError(new Error('secret pool detail'));
       throw errors[req.params.kind]();
@@ -94,7 +107,7 @@ describe('problem responses from domain errors', () => {
   });
 
   it('answers a write that collided with a concurrent one as unable to fulfil, naming no internals', async () => {
-    for (const kind of ['duplicate', 'reference']) {
+    for (const kind of ['duplicate', 'reference', 'deadlock']) {
       const response = await fetch(`${base}/${kind}`);
       assert.equal(response.status, 400);
       const text = await response.text();
