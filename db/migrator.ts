@@ -7,6 +7,7 @@ import * as labFabric from './migrations/0004-lab-fabric';
 import * as connections from './migrations/0005-connections';
 import * as portReservations from './migrations/0006-port-reservations';
 import * as macs from './migrations/0007-macs';
+import * as sparePorts from './migrations/0008-spare-ports';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -22,6 +23,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0005-connections', connections],
   ['0006-port-reservations', portReservations],
   ['0007-macs', macs],
+  ['0008-spare-ports', sparePorts],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {
