@@ -8,15 +8,9 @@ import type {
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
-import type { CancellationPolicy } from '../../domain/cancellation';
-import { cancellationPolicy, dayOf, isDay } from '../../domain/cancellation';
 import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/connections';
-import {
-  CancellationPolicyError,
-  NotFoundError,
-  UnableToFulfillError,
-  ValidationError,
-} from '../../domain/errors';
+import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
+import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
 import { isPdf, renderLoa } from '../loa-document';
 import type { OperationDefinition } from '../operations';
@@ -68,14 +62,6 @@ const CHANGE_ABSENT: ConnectionChange = {
 /** States in which a connection is going or gone: nothing about it changes any more. */
 const GOING = ['decommission_requested', 'decommissioned', 'cancelled', 'archived'];
 
-/** The date of a cancellation request (DELETE body or policy query), checked as a real day. */
-function requestedDay(value: unknown, name: string): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || !isDay(value))
-    throw new ValidationError([{ name, reason: 'Give a calendar day as YYYY-MM-DD.' }]);
-  return value;
-}
-
 /**
  * Connection orders, changes and cancellations. The managing side orders, changes and cancels; the
  * consuming side sees. A change of the bundle (mode, LACP timeout) is carried out by the
@@ -90,7 +76,12 @@ export function connectionOperations(deps: {
   clock?: () => Date;
 }): OperationDefinition[] {
   const { validators, writes } = deps;
-  const today = () => dayOf((deps.clock ?? (() => new Date()))());
+  const policies = cancellationPolicies({
+    terms: (id) => deps.connections.cancellationTerms(id),
+    what: 'connections',
+    earliest: (day) => `the connection can be decommissioned on ${day} at the earliest`,
+    clock: deps.clock,
+  });
 
   /** The connection, if the caller may see it (and change it, when `change`). */
   async function load(id: string, scope: Scope, need: 'change' | 'read'): Promise<Connection> {
@@ -132,13 +123,6 @@ export function connectionOperations(deps: {
     }).filter((problem) => concerned(problem.name.split('.')[0]));
     if (problems.length) throw new ValidationError(problems);
     return offering;
-  }
-
-  /** The policy for cancelling the connection on `requested` (or as early as possible). */
-  async function policyFor(id: string, requested: string | undefined) {
-    const found = await deps.connections.cancellationTerms(id);
-    if (!found) throw new NotFoundError(`no connections with id ${id}`);
-    return { state: found.state, ...cancellationPolicy(found.terms, today(), requested) };
   }
 
   function update(operationId: 'connections_update' | 'connections_partial_update'): OperationDefinition {
@@ -222,22 +206,8 @@ export function connectionOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         await load(params.id, scope, 'change');
-        const requested = requestedDay(
-          (body as { decommission_at?: unknown } | undefined)?.decommission_at,
-          'decommission_at',
-        );
-        const policy = await policyFor(params.id, requested);
-        if (policy.tooEarly) {
-          const earliest = await policyFor(params.id, undefined);
-          throw new CancellationPolicyError(
-            `the connection can be decommissioned on ${earliest.decommission_at} at the earliest`,
-            { decommission_at: earliest.decommission_at, charged_until: earliest.charged_until },
-          );
-        }
-        const { connection, messages } = await deps.connections.requestCancellation(params.id, {
-          decommission_at: policy.decommission_at,
-          charged_until: policy.charged_until,
-        });
+        const policy = await policies.forCancellation(params.id, body);
+        const { connection, messages } = await deps.connections.requestCancellation(params.id, policy);
         await deliverAll(writes.starter, messages);
         return { status: 202, body: connection };
       },
@@ -248,15 +218,7 @@ export function connectionOperations(deps: {
       async handle({ params, query, caller }) {
         const scope = await writes.scope(caller);
         await load(params.id, scope, 'read');
-        const requested = requestedDay(query.decommission_at, 'decommission_at');
-        let policy = await policyFor(params.id, requested);
-        // A day too early is not possible: the answer is the first day that is.
-        if (policy.tooEarly) policy = await policyFor(params.id, undefined);
-        const answer: CancellationPolicy = {
-          decommission_at: policy.decommission_at,
-          charged_until: policy.charged_until,
-        };
-        return { status: 200, body: answer };
+        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
       },
     },
     {

@@ -7,13 +7,8 @@ import type {
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireChange } from '../../domain/authority';
-import { cancellationPolicy, dayOf, isDay } from '../../domain/cancellation';
-import {
-  CancellationPolicyError,
-  NotFoundError,
-  UnableToFulfillError,
-  ValidationError,
-} from '../../domain/errors';
+import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
+import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
 import { isPdf, renderLoa } from '../loa-document';
 import type { OperationDefinition } from '../operations';
@@ -65,7 +60,12 @@ export function portReservationOperations(deps: {
   clock?: () => Date;
 }): OperationDefinition[] {
   const { validators, writes } = deps;
-  const today = () => dayOf((deps.clock ?? (() => new Date()))());
+  const policies = cancellationPolicies({
+    terms: (id) => deps.connections.reservationTerms(id),
+    what: 'port-reservations',
+    earliest: (day) => `the port can be given back on ${day} at the earliest`,
+    clock: deps.clock,
+  });
 
   /** The reservation and its connection, if the caller may see them (and change them, when `change`). */
   async function load(id: string, scope: Scope, need: 'change' | 'read') {
@@ -111,19 +111,6 @@ export function portReservationOperations(deps: {
         return { status: 202, body: await deps.connections.changeReservation(params.id, next) };
       },
     };
-  }
-
-  async function policyFor(id: string, requested: string | undefined) {
-    const found = await deps.connections.reservationTerms(id);
-    if (!found) throw new NotFoundError(`no port-reservations with id ${id}`);
-    return cancellationPolicy(found.terms, today(), requested);
-  }
-
-  function requestedDay(value: unknown): string | undefined {
-    if (value === undefined || value === null) return undefined;
-    if (typeof value !== 'string' || !isDay(value))
-      throw new ValidationError([{ name: 'decommission_at', reason: 'Give a calendar day as YYYY-MM-DD.' }]);
-    return value;
   }
 
   return [
@@ -174,21 +161,8 @@ export function portReservationOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         await load(params.id, scope, 'change');
-        const policy = await policyFor(
-          params.id,
-          requestedDay((body as { decommission_at?: unknown } | undefined)?.decommission_at),
-        );
-        if (policy.tooEarly) {
-          const earliest = await policyFor(params.id, undefined);
-          throw new CancellationPolicyError(
-            `the port can be given back on ${earliest.decommission_at} at the earliest`,
-            { decommission_at: earliest.decommission_at, charged_until: earliest.charged_until },
-          );
-        }
-        const { reservation, messages } = await deps.connections.endReservation(params.id, {
-          decommission_at: policy.decommission_at,
-          charged_until: policy.charged_until,
-        });
+        const policy = await policies.forCancellation(params.id, body);
+        const { reservation, messages } = await deps.connections.endReservation(params.id, policy);
         await deliverAll(writes.starter, messages);
         return { status: 202, body: reservation };
       },
@@ -199,12 +173,7 @@ export function portReservationOperations(deps: {
       async handle({ params, query, caller }) {
         const scope = await writes.scope(caller);
         await load(params.id, scope, 'read');
-        let policy = await policyFor(params.id, requestedDay(query.decommission_at));
-        if (policy.tooEarly) policy = await policyFor(params.id, undefined);
-        return {
-          status: 200,
-          body: { decommission_at: policy.decommission_at, charged_until: policy.charged_until },
-        };
+        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
       },
     },
     {

@@ -275,6 +275,46 @@ export function createConnectionRepository(deps: {
     return row;
   }
 
+  /** A reservation and its connection's row, both locked for the rest of the transaction. */
+  async function lockReservation(id: string, transaction: Transaction) {
+    const [reservation] = await select<{ connection: string; state: State }>(
+      'SELECT connection, state FROM port_reservations WHERE id = :id FOR UPDATE',
+      { id },
+      transaction,
+    );
+    if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
+    return { reservation, row: await lock(reservation.connection, transaction) };
+  }
+
+  /**
+   * The facts a cancellation policy is worked out from: the offering's notice and minimum term,
+   * and when billing of the connection (or of the one reservation) started.
+   */
+  async function termsOf(
+    kind: 'connection' | 'reservation',
+    id: string,
+  ): Promise<{ state: State; terms: CancellationTerms } | undefined> {
+    const subject = kind === 'connection' ? 'c' : 'r';
+    const [row] = await select<{
+      state: State;
+      notice: string | null;
+      initial: string | null;
+      billing_start: string | null;
+    }>(
+      `SELECT ${subject}.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
+         o.contract_initial_period AS initial,
+         DATE_FORMAT(${subject}.current_billing_start_date, '%Y-%m-%d') AS billing_start
+       FROM ${kind === 'connection' ? 'connections c' : 'port_reservations r JOIN connections c ON c.id = r.connection'}
+       LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE ${subject}.id = :id`,
+      { id },
+    );
+    if (!row) return undefined;
+    return {
+      state: row.state,
+      terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
+    };
+  }
+
   /** Tells the connection's workflow to look at what is asked of it, once the transaction commits. */
   const reconsider = (id: string, transaction: Transaction) =>
     outbox.enqueue(
@@ -542,25 +582,7 @@ export function createConnectionRepository(deps: {
     },
 
     /** The facts a cancellation policy of the connection is worked out from. */
-    async cancellationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
-      const [row] = await select<{
-        state: State;
-        notice: string | null;
-        initial: string | null;
-        billing_start: string | null;
-      }>(
-        `SELECT c.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
-           o.contract_initial_period AS initial,
-           DATE_FORMAT(c.current_billing_start_date, '%Y-%m-%d') AS billing_start
-         FROM connections c LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE c.id = :id`,
-        { id },
-      );
-      if (!row) return undefined;
-      return {
-        state: row.state,
-        terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
-      };
-    },
+    cancellationTerms: (id: string) => termsOf('connection', id),
 
     /**
      * Asks for the connection to go: a connection in production is decommissioned on the policy's
@@ -824,13 +846,7 @@ export function createConnectionRepository(deps: {
     /** Changes a reservation's cross-connect details and references; nothing on the device changes. */
     async changeReservation(id: string, values: ReservationChange): Promise<PortReservation> {
       return sequelize.transaction(async (transaction) => {
-        const [reservation] = await select<{ connection: string }>(
-          'SELECT connection FROM port_reservations WHERE id = :id FOR UPDATE',
-          { id },
-          transaction,
-        );
-        if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
-        const row = await lock(reservation.connection, transaction);
+        const { row } = await lockReservation(id, transaction);
         await sequelize.query(
           `UPDATE port_reservations SET subscriber_side_demarc = :subscriber_side_demarc,
              connecting_party = :connecting_party, cross_connect_id = :cross_connect_id,
@@ -860,13 +876,7 @@ export function createConnectionRepository(deps: {
       policy: CancellationPolicy,
     ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
-        const [reservation] = await select<{ connection: string; state: State }>(
-          'SELECT connection, state FROM port_reservations WHERE id = :id FOR UPDATE',
-          { id },
-          transaction,
-        );
-        if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
-        const row = await lock(reservation.connection, transaction);
+        const { reservation, row } = await lockReservation(id, transaction);
         const messages: PendingMessage[] = [];
         const moveTo = async (to: State, extra = '') => {
           await sequelize.query(
@@ -924,26 +934,7 @@ export function createConnectionRepository(deps: {
     },
 
     /** The facts a reservation's cancellation policy is worked out from (its connection's offering). */
-    async reservationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
-      const [row] = await select<{
-        state: State;
-        notice: string | null;
-        initial: string | null;
-        billing_start: string | null;
-      }>(
-        `SELECT r.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
-           o.contract_initial_period AS initial,
-           DATE_FORMAT(r.current_billing_start_date, '%Y-%m-%d') AS billing_start
-         FROM port_reservations r JOIN connections c ON c.id = r.connection
-         LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE r.id = :id`,
-        { id },
-      );
-      if (!row) return undefined;
-      return {
-        state: row.state,
-        terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
-      };
-    },
+    reservationTerms: (id: string) => termsOf('reservation', id),
 
     async reservationLoa(id: string): Promise<Buffer | null> {
       const [row] = await select<{ loa: Buffer | null }>('SELECT loa FROM port_reservations WHERE id = :id', {
@@ -957,13 +948,7 @@ export function createConnectionRepository(deps: {
       document: Buffer,
     ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
-        const [reservation] = await select<{ connection: string }>(
-          'SELECT connection FROM port_reservations WHERE id = :id FOR UPDATE',
-          { id },
-          transaction,
-        );
-        if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
-        const row = await lock(reservation.connection, transaction);
+        const { reservation, row } = await lockReservation(id, transaction);
         await sequelize.query(
           'UPDATE port_reservations SET loa = :document, updated_at = NOW(3) WHERE id = :id',
           {
