@@ -1,5 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   ConnectionAgenda,
@@ -8,41 +6,9 @@ import type {
 } from '../db/repositories/connection-repository';
 import { effectiveLacpTimeout } from '../domain/connections';
 import type { LifecycleEvent, State } from '../domain/states';
-import { TRANSITIONS } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
+import { asFailure, commitIntent, heartbeating, moveIdempotently } from './device-work';
 import type { DeviceDriver, DeviceIntent } from './drivers/contract';
-import { DriverError } from './drivers/contract';
-
-/** A driver error the way Temporal should treat it: retried when it may pass, final otherwise. */
-function asFailure(error: unknown): unknown {
-  if (error instanceof DriverError && !error.retryable)
-    return ApplicationFailure.nonRetryable(error.message, `DriverError:${error.code}`);
-  return error;
-}
-
-/** How often an activity waiting on a device tells Temporal it is still alive. */
-const HEARTBEAT_EVERY_MS = 1_000;
-
-/**
- * Runs device work while heartbeating, so that a worker that dies in the middle of a slow device
- * call is noticed within the heartbeat timeout, not after the whole start-to-close timeout.
- * Outside an activity (tests calling the functions directly) the work just runs.
- */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
-  let context: Context | undefined;
-  try {
-    context = Context.current();
-  } catch {
-    return work();
-  }
-  context.heartbeat();
-  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 /**
  * The configuration a connection needs on its device: its ports up, bundled as its mode says, and
@@ -100,34 +66,15 @@ export function connectionActivities(deps: {
 }) {
   const { connections, driver } = deps;
 
-  /**
-   * Commits what `intentOf` makes of the connection's placement, under `key`, so a retry after a
-   * crash finds the commit instead of applying it twice; a candidate overtaken by another change
-   * to the device is loaded again.
-   */
-  async function commitIntent(
+  /** Commits what `intentOf` makes of the connection's placement as it is now, under `key`. */
+  async function commitConnection(
     connectionId: string,
     key: string,
     intentOf: (placement: ConnectionPlacement) => DeviceIntent,
   ): Promise<{ commitId: string }> {
     const placement = await connections.placement(connectionId);
     if (!placement) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const candidate = await driver.load(intentOf(placement));
-        return { commitId: (await driver.commit(candidate.id, key)).commitId };
-      } catch (error) {
-        const stale = error instanceof DriverError && error.code === 'stale-candidate';
-        // Other changes to the same device got in first: load again, after a moment.
-        if (stale && attempt < 10) {
-          await sleep(10 + Math.floor(Math.random() * 40));
-          continue;
-        }
-        // A device this busy is retried by Temporal, with backoff.
-        if (stale) throw new Error(`${placement.device} kept changing while ${connectionId} was configured`);
-        throw asFailure(error);
-      }
-    }
+    return commitIntent(driver, () => intentOf(placement), key, connectionId);
   }
 
   return {
@@ -154,13 +101,13 @@ export function connectionActivities(deps: {
       connectionId: string;
       key?: string;
     }): Promise<{ commitId: string }> {
-      return heartbeating(() => commitIntent(connectionId, key, connectionIntent));
+      return heartbeating(() => commitConnection(connectionId, key, connectionIntent));
     },
 
     /** Takes the connection off its device: ports shut, bundle removed. */
     async deconfigureConnection({ connectionId }: { connectionId: string }): Promise<{ commitId: string }> {
       return heartbeating(() =>
-        commitIntent(connectionId, `connection:${connectionId}:teardown`, teardownIntent),
+        commitConnection(connectionId, `connection:${connectionId}:teardown`, teardownIntent),
       );
     },
 
@@ -217,16 +164,12 @@ export function connectionActivities(deps: {
       status: StatusEntry[];
     }): Promise<State> {
       const current = await connections.findById(connectionId);
-      if (!current) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
-      const target = TRANSITIONS[current.state][event];
-      const arrived = Object.values(TRANSITIONS).some((next) => next[event] === current.state);
-      if (target === undefined && arrived) return current.state;
-      if (target === undefined)
-        throw ApplicationFailure.nonRetryable(
-          `${connectionId} cannot ${event} from ${current.state}`,
-          'InvalidTransition',
-        );
-      return (await connections.applyLifecycleEvent(connectionId, event, status)).state;
+      return moveIdempotently(
+        `connection ${connectionId}`,
+        current?.state,
+        event,
+        async () => (await connections.applyLifecycleEvent(connectionId, event, status)).state,
+      );
     },
 
     async recordConnectionStatus({ connectionId, status }: { connectionId: string; status: StatusEntry[] }) {

@@ -1,15 +1,18 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AccountRepository } from '../db/repositories/account-repository';
 import type { ConnectionRepository } from '../db/repositories/connection-repository';
+import type { NetworkServiceConfigRepository } from '../db/repositories/network-service-config-repository';
 import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
+import { networkServiceConfigActivities } from './network-service-configs';
 import type { DeviceDriver } from './drivers/contract';
 
 export interface ActivityDependencies {
   accounts: AccountRepository;
   connections: ConnectionRepository;
+  networkServiceConfigs: NetworkServiceConfigRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
   clock: () => Date;
@@ -36,12 +39,14 @@ async function permanent<T>(work: () => Promise<T>): Promise<T> {
 export function createActivities({
   accounts,
   connections,
+  networkServiceConfigs,
   driver,
   clock,
   crossConnectDelayMs,
 }: ActivityDependencies) {
   return {
     ...connectionActivities({ connections, driver, crossConnectDelayMs }),
+    ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
      * when the account was deleted meanwhile.

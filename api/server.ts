@@ -12,7 +12,12 @@ import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
 import { accountOperations, accountsCollection } from './routes/accounts';
 import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
+import { IP_COLLECTIONS, ipOperations } from './routes/ips';
 import { MAC_COLLECTIONS, macOperations } from './routes/macs';
+import {
+  NETWORK_SERVICE_CONFIG_COLLECTIONS,
+  networkServiceConfigOperations,
+} from './routes/network-service-configs';
 import { PORT_RESERVATION_COLLECTIONS, portReservationOperations } from './routes/port-reservations';
 import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
 import { AuthenticationError } from '../domain/errors';
@@ -88,6 +93,13 @@ export async function startApi(options: {
       ...connectionOperations({ connections: db.connections, validators, writes }),
       ...portReservationOperations({ connections: db.connections, validators, writes }),
       ...macOperations({ macs: db.macs, writes }),
+      ...ipOperations({ ips: db.ips, validators, writes }),
+      ...networkServiceConfigOperations({
+        configs: db.networkServiceConfigs,
+        validators,
+        writes,
+        ipQuarantineSeconds: config.ipQuarantineSeconds,
+      }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,
@@ -100,6 +112,8 @@ export async function startApi(options: {
           ...CONNECTION_COLLECTIONS,
           ...PORT_RESERVATION_COLLECTIONS,
           ...MAC_COLLECTIONS,
+          ...IP_COLLECTIONS,
+          ...NETWORK_SERVICE_CONFIG_COLLECTIONS,
         ],
       }),
       ...extensionOperations({

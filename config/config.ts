@@ -28,6 +28,8 @@ export interface Config {
   labCrossConnectDelayMs: number;
   /** How long a lab device takes to answer each driver call (milliseconds). */
   labDeviceLatencyMs: number;
+  /** How long a released IP address rests before it is allocated again (seconds; 0 for at once). */
+  ipQuarantineSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +104,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'LAB_DEVICE_LATENCY_MS',
     default: '0',
     description: 'time a lab device takes to answer each configuration or optics call',
+  },
+  {
+    name: 'IP_QUARANTINE',
+    default: '30d',
+    description:
+      'how long a released IP address rests before it is allocated again (0, seconds, or 30m, 1h, 2d)',
   },
 ];
 
@@ -219,6 +227,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       86_400_000,
     ),
     labDeviceLatencyMs: parseInteger('LAB_DEVICE_LATENCY_MS', get('LAB_DEVICE_LATENCY_MS'), 0, 60_000),
+    ipQuarantineSeconds:
+      get('IP_QUARANTINE').trim() === '0' ? 0 : parseDuration('IP_QUARANTINE', get('IP_QUARANTINE')),
   };
 }
 

@@ -31,6 +31,9 @@ export const connections: CollectionDefinition = {
     'current_billing_start_date',
     `${idsOf('ports', 'connection')} AS ports`,
     `${idsOf('port_reservations', 'connection')} AS port_reservations`,
+    // Capacity the connection's live service configs booked (a config without a limit books none).
+    `(SELECT COALESCE(SUM(n.capacity), 0) FROM network_service_configs n
+       WHERE n.connection = t.id AND n.vlan_held) AS capacity_allocated`,
   ],
   jsonColumns: ['status', 'role_assignments', 'subscriber_side_demarcs', 'ports', 'port_reservations'],
   filters: {
@@ -57,7 +60,7 @@ export const connections: CollectionDefinition = {
   toResource: (row) => ({
     ...row,
     port_quantity: Number(row.port_quantity),
-    capacity_allocated: 0,
+    capacity_allocated: Number(row.capacity_allocated),
     vlan_types: CONNECTION_VLAN_TYPES,
     outer_vlan_ethertypes: CONNECTION_OUTER_ETHERTYPES,
   }),

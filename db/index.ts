@@ -7,7 +7,9 @@ import { createConnectionRepository } from './repositories/connection-repository
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
+import { createIpRepository } from './repositories/ip-repository';
 import { createMacRepository } from './repositories/mac-repository';
+import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
 
@@ -18,7 +20,9 @@ export interface Database {
   contacts: ReturnType<typeof createContactRepository>;
   credentials: ReturnType<typeof createCredentialRepository>;
   events: ReturnType<typeof createEventRepository>;
+  ips: ReturnType<typeof createIpRepository>;
   macs: ReturnType<typeof createMacRepository>;
+  networkServiceConfigs: ReturnType<typeof createNetworkServiceConfigRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
   portAllocation: ReturnType<typeof createPortAllocation>;
   /** Answers when the database takes a trivial query; throws otherwise. */
@@ -39,7 +43,9 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     contacts: createContactRepository({ sequelize, models, events, outbox }),
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
+    ips: createIpRepository({ sequelize, events }),
     macs: createMacRepository({ sequelize, events }),
+    networkServiceConfigs: createNetworkServiceConfigRepository({ sequelize, events, outbox }),
     outbox,
     portAllocation,
     connections: createConnectionRepository({ sequelize, events, outbox, portAllocation }),

@@ -7,7 +7,7 @@ const instant = (value: unknown) => (value instanceof Date ? value.toISOString()
 /**
  * MAC addresses registered by customers. `valid_not_before=T` lists the addresses usable from T on
  * (no start, or one at or before T); `valid_not_after=T` those still valid at T (no end, or one at
- * or after T). No network service config uses MAC addresses yet, so filtering by one finds none.
+ * or after T); `network_service_config` lists the addresses a config lets through.
  */
 export const macs: CollectionDefinition = {
   name: 'macs',
@@ -26,7 +26,8 @@ export const macs: CollectionDefinition = {
     consuming_account: eq('consuming_account'),
     external_ref: eq('external_ref'),
     address: (value, params) => `t.address = ${params.bind(normaliseMac(String(value)))}`,
-    network_service_config: () => '1 = 0',
+    network_service_config: (value, params) =>
+      `t.id IN (SELECT mac FROM network_service_config_macs WHERE network_service_config = ${params.bind(value)})`,
     valid_not_before: (value, params) =>
       `(t.valid_not_before IS NULL OR t.valid_not_before <= ${params.bind(new Date(String(value)))})`,
     valid_not_after: (value, params) =>

@@ -8,6 +8,7 @@ import * as connections from './migrations/0005-connections';
 import * as portReservations from './migrations/0006-port-reservations';
 import * as macs from './migrations/0007-macs';
 import * as sparePorts from './migrations/0008-spare-ports';
+import * as networkServiceConfigs from './migrations/0009-network-service-configs';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -24,6 +25,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0006-port-reservations', portReservations],
   ['0007-macs', macs],
   ['0008-spare-ports', sparePorts],
+  ['0009-network-service-configs', networkServiceConfigs],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -37,13 +37,6 @@ export interface OrderContext {
   now?: Date;
 }
 
-/**
- * The signal that tells a connection's workflow to look at what is asked of it now (a change, a
- * decommission, a cancellation): what to do is read from the stored connection, so a signal lost
- * before the workflow existed costs nothing.
- */
-export const CONNECTION_RECONSIDER_SIGNAL = 'reconsider';
-
 /** What every port of this exchange carries, so what every connection accepts. */
 export const CONNECTION_VLAN_TYPES: readonly string[] = ['port', 'dot1q', 'qinq'];
 export const CONNECTION_OUTER_ETHERTYPES: readonly string[] = ['0x8100'];

@@ -92,6 +92,9 @@ export const TRANSITIONS: Table = {
   },
 };
 
+/** The signal by which the API tells a resource's workflow to look at what is asked of it. */
+export const RECONSIDER_SIGNAL = 'reconsider';
+
 export function canTransition(from: State, event: LifecycleEvent): boolean {
   return TRANSITIONS[from][event] !== undefined;
 }

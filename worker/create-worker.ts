@@ -14,6 +14,7 @@ export function activitiesFor(
   return createActivities({
     accounts: db.accounts,
     connections: db.connections,
+    networkServiceConfigs: db.networkServiceConfigs,
     driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,

@@ -3,7 +3,6 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  defineQuery,
   defineSignal,
   proxyActivities,
   setHandler,
@@ -12,10 +11,16 @@ import {
 } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { CONNECTION_RECONSIDER_SIGNAL } from '../domain/connections';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
+import {
+  decommissionNowSignal,
+  provisioningStepQuery,
+  reconsiderSignal,
+  retryProvisioningSignal,
+  retryTestingSignal,
+} from './lifecycle';
 import { SEVERITY } from '../domain/status';
 
 const retry: RetryPolicy = {
@@ -29,18 +34,8 @@ const device = proxyActivities<
   Pick<Activities, 'configureConnection' | 'deconfigureConnection' | 'checkConnectionOptics'>
 >({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
 
-/** The API asks the workflow to look at the stored connection: a change, decommission or cancellation. */
-export const reconsiderSignal = defineSignal(CONNECTION_RECONSIDER_SIGNAL);
 /** An operator (or the subscriber's LOA process) reports the cross-connect done. */
 export const crossConnectCompletedSignal = defineSignal('crossConnectCompleted');
-/** An operator asks to test the connection again after fixing what the status describes. */
-export const retryTestingSignal = defineSignal('retryTesting');
-/** An operator asks to configure again after a failure the status describes. */
-export const retryProvisioningSignal = defineSignal('retryProvisioning');
-/** An operator decommissions a connection now rather than on its decommission day. */
-export const decommissionNowSignal = defineSignal('decommissionNow');
-/** Where the connection stands, for operators in the Temporal UI. */
-export const provisioningStepQuery = defineQuery<string>('provisioningStep');
 
 export interface ProvisionConnectionInput {
   connectionId: string;

@@ -1,2 +1,4 @@
 export * from './account-onboarding';
 export * from './connection-provisioning';
+export * from './lifecycle';
+export * from './network-service-config-provisioning';

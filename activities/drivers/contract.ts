@@ -35,23 +35,47 @@ export interface LagConfig {
 }
 
 /**
+ * A service carried on an interface or LAG (its `parent`): the whole of it untagged (`port`), one
+ * 802.1Q tag (`dot1q`, `outerVlan`), or two stacked tags (`qinq`, `outerVlan` and `innerVlan`).
+ * Only frames from `macs` enter it, when that list is not empty; `rateLimit` caps it in Mbit/s.
+ */
+export interface ServiceAttachment {
+  /** Unique on the device; the lab and the activities use the config's id. */
+  name: string;
+  description: string;
+  parent: string;
+  vlanType: 'port' | 'dot1q' | 'qinq';
+  /** The tag of `dot1q`, the outer tag of `qinq`; null for `port`. */
+  outerVlan: number | null;
+  /** The inner tag of `qinq`; null otherwise. */
+  innerVlan: number | null;
+  /** Lower-case, colon-separated unicast MAC addresses. */
+  macs: string[];
+  /** Mbit/s, or null for no limit. */
+  rateLimit: number | null;
+}
+
+/**
  * The intended configuration of the parts of one device a step is about. Parts not named are left
- * as they are; `removeLags` takes LAGs away (their members leave them).
+ * as they are; `removeLags` takes LAGs away (their members leave them), `removeServices` takes
+ * services away.
  */
 export interface DeviceIntent {
   device: string;
   interfaces?: InterfaceSettings[];
   lags?: LagConfig[];
   removeLags?: string[];
+  services?: ServiceAttachment[];
+  removeServices?: string[];
 }
 
 export interface ConfigChange {
-  kind: 'interface' | 'lag';
+  kind: 'interface' | 'lag' | 'service';
   name: string;
   action: 'create' | 'update' | 'delete';
   /** The part before and after the change; null where it does not exist. */
-  before: InterfaceState | LagConfig | null;
-  after: InterfaceState | LagConfig | null;
+  before: InterfaceState | LagConfig | ServiceAttachment | null;
+  after: InterfaceState | LagConfig | ServiceAttachment | null;
 }
 
 export interface Candidate {
@@ -80,6 +104,8 @@ export interface DriverCapabilities {
   lacp: boolean;
   optics: boolean;
   rollback: boolean;
+  /** Services on VLANs of interfaces and LAGs, with MAC filters and rate limits. */
+  services: boolean;
 }
 
 export type DriverErrorCode =
@@ -125,4 +151,5 @@ export interface DeviceDriver {
   readInterfaces(device: string, names?: readonly string[]): Promise<InterfaceState[]>;
   readLags(device: string, names?: readonly string[]): Promise<LagConfig[]>;
   readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]>;
+  readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]>;
 }

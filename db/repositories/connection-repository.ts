@@ -1,6 +1,5 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
-import { CONNECTION_RECONSIDER_SIGNAL } from '../../domain/connections';
 import type {
   ConnectionMode,
   ConnectionOffering,
@@ -11,7 +10,7 @@ import type { CancellationPolicy, CancellationTerms } from '../../domain/cancell
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
-import { transition } from '../../domain/states';
+import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { readResource } from '../collection';
 import { connections } from '../connections-collection';
@@ -315,12 +314,32 @@ export function createConnectionRepository(deps: {
     };
   }
 
-  /** Tells the connection's workflow to look at what is asked of it, once the transaction commits. */
-  const reconsider = (id: string, transaction: Transaction) =>
-    outbox.enqueue(
-      { workflowId: provisioningWorkflowId(id), signal: CONNECTION_RECONSIDER_SIGNAL },
+  /**
+   * Refuses what would take the connection's ports or bundle from under its live service configs
+   * (they are decommissioned first), naming each config in the way.
+   */
+  async function refuseWhileCarrying(id: string, what: string, transaction: Transaction) {
+    const configs = await select<{ id: string }>(
+      'SELECT id FROM network_service_configs WHERE connection = :id AND vlan_held ORDER BY id',
+      { id },
       transaction,
     );
+    if (configs.length)
+      throw new UnableToFulfillError(
+        `${what} while it carries ${configs.map((config) => config.id).join(', ')}; decommission those first`,
+        configs.map((config) => ({
+          resource_type: 'connections',
+          resource_id: id,
+          resource_property: null,
+          remote_resource_type: 'network-service-configs',
+          remote_resource_id: config.id,
+        })),
+      );
+  }
+
+  /** Tells the connection's workflow to look at what is asked of it, once the transaction commits. */
+  const reconsider = (id: string, transaction: Transaction) =>
+    outbox.enqueue({ workflowId: provisioningWorkflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
 
   return {
     /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -595,6 +614,8 @@ export function createConnectionRepository(deps: {
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
+        if (row.state !== 'decommissioned' && row.state !== 'cancelled')
+          await refuseWhileCarrying(id, 'the connection cannot go', transaction);
         const messages: PendingMessage[] = [];
         const record = (type: string, payload: Record<string, unknown>) =>
           tell(
@@ -671,6 +692,9 @@ export function createConnectionRepository(deps: {
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
+        // Services sit on the bundle or on the one port: they cannot move between the two.
+        if ((row.mode === 'standalone') !== (values.mode === 'standalone'))
+          await refuseWhileCarrying(id, `the connection cannot become ${values.mode}`, transaction);
         const messages: PendingMessage[] = [];
         const to = reconfigure ? transition(row.state, 'request_change') : row.state;
         await sequelize.query(

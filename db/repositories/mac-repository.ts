@@ -21,7 +21,7 @@ export interface Mac extends NewMac {
   id: string;
 }
 
-/** MAC addresses: registered once per consuming account, immutable, removed when unused. */
+/** MAC addresses: registered once per consuming account, immutable, removed when no live config uses them. */
 export function createMacRepository(deps: { sequelize: Sequelize; events: EventRepository }) {
   const { sequelize, events } = deps;
   const read = async (id: string, transaction?: Transaction) =>
@@ -97,6 +97,27 @@ export function createMacRepository(deps: { sequelize: Sequelize; events: EventR
         const mac = await read(id, transaction);
         if (!mac) throw new NotFoundError(`no macs with id ${id}`);
         allowed(mac);
+        // Configs that are gone keep no hold on their MACs.
+        const users = await sequelize.query<{ id: string }>(
+          `SELECT n.id FROM network_service_config_macs x JOIN network_service_configs n ON n.id = x.network_service_config
+           WHERE x.mac = :id AND n.vlan_held ORDER BY n.id`,
+          { replacements: { id }, type: QueryTypes.SELECT, transaction },
+        );
+        if (users.length)
+          throw new UnableToFulfillError(
+            `${mac.address} is in use on ${users.map((user) => user.id).join(', ')}; take it off first`,
+            users.map((user) => ({
+              resource_type: 'macs',
+              resource_id: id,
+              resource_property: null,
+              remote_resource_type: 'network-service-configs',
+              remote_resource_id: user.id,
+            })),
+          );
+        await sequelize.query('DELETE FROM network_service_config_macs WHERE mac = :id', {
+          replacements: { id },
+          transaction,
+        });
         await sequelize.query('DELETE FROM macs WHERE id = :id', { replacements: { id }, transaction });
         await events.appendFor(
           { type: 'mac.deleted', payload: { mac } },

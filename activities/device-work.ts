@@ -1,0 +1,88 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { LifecycleEvent, State } from '../domain/states';
+import { TRANSITIONS } from '../domain/states';
+import type { DeviceDriver, DeviceIntent } from './drivers/contract';
+import { DriverError } from './drivers/contract';
+
+/** A driver error the way Temporal should treat it: retried when it may pass, final otherwise. */
+export function asFailure(error: unknown): unknown {
+  if (error instanceof DriverError && !error.retryable)
+    return ApplicationFailure.nonRetryable(error.message, `DriverError:${error.code}`);
+  return error;
+}
+
+/** How often an activity waiting on a device tells Temporal it is still alive. */
+const HEARTBEAT_EVERY_MS = 1_000;
+
+/**
+ * Runs device work while heartbeating, so that a worker that dies in the middle of a slow device
+ * call is noticed within the heartbeat timeout, not after the whole start-to-close timeout.
+ * Outside an activity (tests calling the functions directly) the work just runs.
+ */
+export async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    return work();
+  }
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Commits an intent under `key`, so a retry after a crash finds the commit instead of applying it
+ * twice; a candidate overtaken by another change to the device is loaded again. `what` names the
+ * resource in errors.
+ */
+export async function commitIntent(
+  driver: DeviceDriver,
+  intent: () => DeviceIntent,
+  key: string,
+  what: string,
+): Promise<{ commitId: string }> {
+  for (let attempt = 0; ; attempt += 1) {
+    const wanted = intent();
+    try {
+      const candidate = await driver.load(wanted);
+      return { commitId: (await driver.commit(candidate.id, key)).commitId };
+    } catch (error) {
+      const stale = error instanceof DriverError && error.code === 'stale-candidate';
+      // Other changes to the same device got in first: load again, after a moment.
+      if (stale && attempt < 10) {
+        await sleep(10 + Math.floor(Math.random() * 40));
+        continue;
+      }
+      // A device this busy is retried by Temporal, with backoff.
+      if (stale) throw new Error(`${wanted.device} kept changing while ${what} was configured`);
+      throw asFailure(error);
+    }
+  }
+}
+
+/**
+ * Moves a resource along the lifecycle through `apply`. Idempotent: a resource already where the
+ * event leads is left as it is (a retried activity whose first attempt got through); an event the
+ * state does not take fails for good as `InvalidTransition`.
+ */
+export async function moveIdempotently(
+  what: string,
+  current: State | undefined,
+  event: LifecycleEvent,
+  apply: () => Promise<State>,
+): Promise<State> {
+  if (current === undefined) throw ApplicationFailure.nonRetryable(`no ${what}`, 'NotFound');
+  const target = TRANSITIONS[current][event];
+  const arrived = Object.values(TRANSITIONS).some((next) => next[event] === current);
+  if (target === undefined && arrived) return current;
+  if (target === undefined)
+    throw ApplicationFailure.nonRetryable(`${what} cannot ${event} from ${current}`, 'InvalidTransition');
+  return apply();
+}

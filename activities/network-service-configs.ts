@@ -1,0 +1,132 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  ConfigAgenda,
+  ConfigPlacement,
+  NetworkServiceConfigRepository,
+} from '../db/repositories/network-service-config-repository';
+import type { LifecycleEvent, State } from '../domain/states';
+import type { StatusEntry } from '../domain/status';
+import { asFailure, commitIntent, heartbeating, moveIdempotently } from './device-work';
+import type { DeviceDriver, ServiceAttachment } from './drivers/contract';
+
+/** What a config puts on its connection's device: its tags on the bundle or port, MACs, rate limit. */
+export function serviceAttachment(placement: ConfigPlacement): ServiceAttachment {
+  return {
+    name: placement.id,
+    description: `ixapi ${placement.id} on ${placement.connection}`,
+    parent: placement.parent,
+    vlanType: placement.tagging.vlan_type,
+    outerVlan: placement.tagging.outer_vlan,
+    innerVlan: placement.tagging.inner_vlan,
+    macs: placement.macs,
+    rateLimit: placement.capacity,
+  };
+}
+
+/** The tags in words, for status entries. */
+export function describeTags(placement: ConfigPlacement): string {
+  const { vlan_type, outer_vlan, inner_vlan } = placement.tagging;
+  if (vlan_type === 'port') return `untagged on ${placement.parent}`;
+  if (vlan_type === 'dot1q') return `VLAN ${outer_vlan} on ${placement.parent}`;
+  return `VLAN ${outer_vlan}.${inner_vlan} (QinQ) on ${placement.parent}`;
+}
+
+/** Activities that provision network service configs, over their repository and a device driver. */
+export function networkServiceConfigActivities(deps: {
+  configs: NetworkServiceConfigRepository;
+  driver: DeviceDriver;
+}) {
+  const { configs, driver } = deps;
+  const placementOf = async (configId: string) => {
+    const placement = await configs.placement(configId);
+    if (!placement)
+      throw ApplicationFailure.nonRetryable(`no network service config ${configId}`, 'NotFound');
+    return placement;
+  };
+
+  return {
+    /** What the config's workflow has to do next; null when the config is gone. */
+    async networkServiceConfigAgenda({ configId }: { configId: string }): Promise<ConfigAgenda | null> {
+      return (await configs.agenda(configId)) ?? null;
+    },
+
+    /**
+     * Puts the config on its device as it is now stored, once per revision: the commit key names
+     * the revision, so a retried activity finds its commit instead of applying it again.
+     */
+    async configureNetworkServiceConfig({
+      configId,
+    }: {
+      configId: string;
+    }): Promise<{ commitId: string; revision: number; tags: string }> {
+      const placement = await placementOf(configId);
+      const { commitId } = await heartbeating(() =>
+        commitIntent(
+          driver,
+          () => ({ device: placement.device, services: [serviceAttachment(placement)] }),
+          `network-service-config:${configId}:revision:${placement.revision}`,
+          configId,
+        ),
+      );
+      return { commitId, revision: placement.revision, tags: describeTags(placement) };
+    },
+
+    /** Takes the config off its device. */
+    async deconfigureNetworkServiceConfig({ configId }: { configId: string }): Promise<{ commitId: string }> {
+      const placement = await placementOf(configId);
+      return heartbeating(() =>
+        commitIntent(
+          driver,
+          () => ({ device: placement.device, removeServices: [configId] }),
+          `network-service-config:${configId}:teardown`,
+          configId,
+        ),
+      );
+    },
+
+    /** Reads the config back from the device: what differs from what was intended, if anything. */
+    async verifyNetworkServiceConfig({ configId }: { configId: string }): Promise<{ differences: string[] }> {
+      const placement = await placementOf(configId);
+      try {
+        const [found] = await heartbeating(() => driver.readServices(placement.device, [configId]));
+        if (!found) return { differences: [`${placement.device} carries no service ${configId}`] };
+        const intended = serviceAttachment(placement);
+        const differences = (Object.keys(intended) as Array<keyof ServiceAttachment>)
+          .filter((key) => JSON.stringify(found[key]) !== JSON.stringify(intended[key]))
+          .map((key) => `${key} is ${JSON.stringify(found[key])}, not ${JSON.stringify(intended[key])}`);
+        return { differences };
+      } catch (error) {
+        throw asFailure(error);
+      }
+    },
+
+    /** Moves the config along the lifecycle with a status saying why; idempotent like every move. */
+    async moveNetworkServiceConfig({
+      configId,
+      event,
+      status,
+    }: {
+      configId: string;
+      event: LifecycleEvent;
+      status: StatusEntry[];
+    }): Promise<State> {
+      const current = await configs.agenda(configId);
+      return moveIdempotently(
+        `network service config ${configId}`,
+        current?.state,
+        event,
+        async () => (await configs.applyLifecycleEvent(configId, event, status)).state,
+      );
+    },
+
+    async recordNetworkServiceConfigStatus({
+      configId,
+      status,
+    }: {
+      configId: string;
+      status: StatusEntry[];
+    }) {
+      await configs.recordStatus(configId, status);
+    },
+  };
+}

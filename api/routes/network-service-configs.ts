@@ -1,0 +1,187 @@
+import { networkServiceConfigs } from '../../db/network-service-configs-collection';
+import type {
+  NetworkServiceConfig,
+  NetworkServiceConfigRepository,
+} from '../../db/repositories/network-service-config-repository';
+import { CONFIG_GOING } from '../../db/repositories/network-service-config-repository';
+import { ownedScope } from '../../db/scope';
+import type { Scope } from '../../domain/authority';
+import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
+import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
+import type { ExchangeLanConfigOrder } from '../../domain/network-service-configs';
+import { exchangeLanConfigProblems } from '../../domain/network-service-configs';
+import { cancellationPolicies } from '../cancellation';
+import type { CollectionEntry } from '../collections';
+import type { OperationDefinition } from '../operations';
+import type { RequestValidators } from '../request-validation';
+import type { WriteContext } from '../writes';
+import { deliverAll, merged, replacement } from '../writes';
+
+/** Network service configs belong to whoever manages or consumes them. */
+export const NETWORK_SERVICE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
+  {
+    collection: networkServiceConfigs,
+    list: 'network_service_configs_list',
+    read: 'network_service_configs_read',
+    scope: (visibility) => (_value, params) => ownedScope(params.bind(visibility.accounts)),
+  },
+];
+
+/** The config types this exchange provisions. */
+export const CONFIG_TYPES = ['exchange_lan'] as const;
+
+/** What an order leaves out (PUT replaces with these too; PATCH keeps what it does not name). */
+const ABSENT: ExchangeLanConfigOrder = {
+  type: 'exchange_lan',
+  network_service: '',
+  managing_account: '',
+  consuming_account: '',
+  billing_account: '',
+  role_assignments: [],
+  connection: '',
+  vlan_config: { vlan_type: 'port' },
+  asns: [],
+  capacity: null,
+  macs: [],
+  listed: false,
+  product_offering: null,
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+};
+
+/**
+ * Network service configs: a customer's access to a network service over one of its connections.
+ * The managing side orders, changes and cancels; the consuming side sees. An order gets its VLAN
+ * (chosen by the exchange where the order leaves it open) and, on an exchange LAN, an IPv4 and an
+ * IPv6 address at once; its workflow configures the device and takes it to production.
+ */
+export function networkServiceConfigOperations(deps: {
+  configs: NetworkServiceConfigRepository;
+  validators: RequestValidators;
+  writes: WriteContext;
+  /** How long released addresses rest before they are allocated again. */
+  ipQuarantineSeconds: number;
+  clock?: () => Date;
+}): OperationDefinition[] {
+  const { validators, writes } = deps;
+  const now = () => (deps.clock ?? (() => new Date()))();
+  const policies = cancellationPolicies({
+    terms: (id) => deps.configs.cancellationTerms(id),
+    what: 'network-service-configs',
+    earliest: (day) => `the config can be decommissioned on ${day} at the earliest`,
+    clock: deps.clock,
+  });
+
+  async function load(id: string, scope: Scope, need: 'change' | 'read'): Promise<NetworkServiceConfig> {
+    const config = await deps.configs.findById(id);
+    const access = config ? accessToOwned(config, scope) : 'none';
+    if (!config || !canSee(access)) throw new NotFoundError(`no network-service-configs with id ${id}`);
+    if (need === 'change') requireChange(access, `network-service-configs with id ${id}`);
+    return config;
+  }
+
+  /** The rules an order (or a change, as it would leave the config) must meet, by property. */
+  async function check(
+    scope: Scope,
+    order: ExchangeLanConfigOrder,
+    except: string | null = null,
+    concerned?: (property: string) => boolean,
+  ): Promise<void> {
+    if (!(CONFIG_TYPES as readonly string[]).includes(order.type))
+      throw new ValidationError([
+        { name: 'type', reason: `this exchange provisions configs of type ${CONFIG_TYPES.join(', ')}` },
+      ]);
+    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
+      requireActingAccount(scope, property, order[property]);
+    const facts = await deps.configs.orderFacts(order, scope.accounts, now(), except);
+    const problems = exchangeLanConfigProblems(order, facts, concerned);
+    if (problems.length) throw new ValidationError(problems);
+  }
+
+  function update(
+    operationId: 'network_service_configs_update' | 'network_service_configs_partial_update',
+  ): OperationDefinition {
+    return {
+      operationId,
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const current = await load(params.id, scope, 'change');
+        const given = (body ?? {}) as Record<string, unknown>;
+        if (given.type !== undefined && given.type !== current.type)
+          throw new ValidationError([{ name: 'type', reason: `the config is ${current.type}; it stays so` }]);
+        if (given.network_service !== undefined && given.network_service !== current.network_service)
+          throw new ValidationError([
+            { name: 'network_service', reason: 'a config stays with its service; order a new one instead' },
+          ]);
+        const base = { ...ABSENT, network_service: current.network_service, type: current.type };
+        const next =
+          operationId === 'network_service_configs_update'
+            ? { ...replacement(body, base), network_service: current.network_service, type: current.type }
+            : merged(merged(base, current), body);
+        const { network_service: _service, ...replacing } = next;
+        validators.body('network_service_configs_update', replacing);
+        if (CONFIG_GOING.includes(current.state))
+          throw new UnableToFulfillError(`the config is ${current.state}; it cannot change any more`);
+        if (next.connection !== current.connection)
+          throw new ValidationError([
+            { name: 'connection', reason: 'a config stays on its connection; order a new one instead' },
+          ]);
+        // Rules are checked for what the change touches, so a config ordered under rules since
+        // tightened can still have its other properties changed.
+        const touched = new Set(
+          (Object.keys(next) as Array<keyof ExchangeLanConfigOrder>).filter(
+            (name) => JSON.stringify(next[name]) !== JSON.stringify(current[name]),
+          ),
+        );
+        await check(scope, next, current.id, (property) =>
+          touched.has(property as keyof ExchangeLanConfigOrder),
+        );
+        const { config, messages } = await deps.configs.change(params.id, next);
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: config };
+      },
+    };
+  }
+
+  return [
+    {
+      operationId: 'network_service_configs_create',
+      authenticated: true,
+      async handle({ body, caller }) {
+        const scope = await writes.scope(caller);
+        const order = replacement(body, ABSENT);
+        await check(scope, order);
+        const { config, start } = await deps.configs.create(order, {
+          quarantineSeconds: deps.ipQuarantineSeconds,
+        });
+        await deliverAll(writes.starter, [start]);
+        return { status: 201, body: config };
+      },
+    },
+    update('network_service_configs_update'),
+    update('network_service_configs_partial_update'),
+    {
+      operationId: 'network_service_configs_destroy',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        await load(params.id, scope, 'change');
+        const policy = await policies.forCancellation(params.id, body);
+        const { config, messages } = await deps.configs.requestCancellation(params.id, policy);
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: config };
+      },
+    },
+    {
+      operationId: 'network_service_config_cancellation_policy_read',
+      authenticated: true,
+      async handle({ params, query, caller }) {
+        const scope = await writes.scope(caller);
+        await load(params.id, scope, 'read');
+        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
+      },
+    },
+  ];
+}

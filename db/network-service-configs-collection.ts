@@ -1,0 +1,77 @@
+import { vlanConfigOf } from '../domain/vlans';
+import type { Tagging } from '../domain/vlans';
+import type { CollectionDefinition, FilterSql } from './collection';
+import { eq, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+
+const list = (value: unknown) => (Array.isArray(value) ? value : [value]).map(String);
+
+/** A condition on the stored tags; the dot1q tag is stored (and filtered) as the outer tag. */
+const tagFilter =
+  (condition: string): FilterSql =>
+  (value, params) =>
+    condition.replace(':value', params.bind(value));
+
+/**
+ * Network service configs as IX-API lists them: their VLAN config from the stored tags, their IP
+ * addresses and MAC addresses from the rows that name them.
+ */
+export const networkServiceConfigs: CollectionDefinition = {
+  name: 'network-service-configs',
+  table: 'network_service_configs',
+  columns: [
+    'id',
+    'type',
+    ...STATEFUL_COLUMNS,
+    'network_service',
+    'connection',
+    'product_offering',
+    'vlan_type',
+    'outer_vlan',
+    'outer_vlan_ethertype',
+    'inner_vlan',
+    'capacity',
+    'asns',
+    'listed',
+    'decommission_at',
+    'charged_until',
+    'current_billing_start_date',
+    `(SELECT COALESCE(JSON_ARRAYAGG(i.id ORDER BY i.version, i.id), JSON_ARRAY()) FROM ip_addresses i
+       WHERE i.network_service_config = t.id) AS ips`,
+    `(SELECT COALESCE(JSON_ARRAYAGG(m.mac ORDER BY m.mac), JSON_ARRAY()) FROM network_service_config_macs m
+       WHERE m.network_service_config = t.id) AS macs`,
+  ],
+  jsonColumns: ['status', 'role_assignments', 'asns', 'ips', 'macs'],
+  filters: {
+    ...STATEFUL_FILTERS,
+    type: eq('type'),
+    network_service: eq('network_service'),
+    connection: eq('connection'),
+    product_offering: eq('product_offering'),
+    capacity: eq('capacity'),
+    // The outermost tag on the wire: a qinq outer tag or a dot1q tag.
+    outer_vlan: tagFilter('t.outer_vlan = :value'),
+    inner_vlan: tagFilter(`t.vlan_type = 'qinq' AND t.inner_vlan = :value`),
+    role_assignments: (value, params) =>
+      `JSON_OVERLAPS(t.role_assignments, ${params.bind(JSON.stringify(list(value)))})`,
+    contacts: (value, params) =>
+      `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(list(value))})
+         AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`,
+  },
+  toResource: (row) => {
+    const { vlan_type, outer_vlan, outer_vlan_ethertype, inner_vlan, ...config } = row;
+    const tagging = {
+      vlan_type,
+      outer_vlan: outer_vlan === null ? null : Number(outer_vlan),
+      outer_vlan_ethertype,
+      inner_vlan: inner_vlan === null ? null : Number(inner_vlan),
+    } as Tagging;
+    return {
+      ...config,
+      vlan_config: vlanConfigOf(tagging),
+      capacity: row.capacity === null ? null : Number(row.capacity),
+      listed: Boolean(row.listed),
+      // Feature configs (route-server sessions) are not offered yet.
+      network_feature_configs: [],
+    };
+  },
+};

@@ -1,0 +1,675 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
+import { dayOf } from '../../domain/cancellation';
+import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
+import type { Conflict } from '../../domain/errors';
+import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
+import type { IpVersion } from '../../domain/ip-addresses';
+import { firstFreeHost, formatAddress, parseAddress, parsePrefix } from '../../domain/ip-addresses';
+import type { ConfigOrderFacts, ExchangeLanConfigOrder } from '../../domain/network-service-configs';
+import type { LifecycleEvent, State } from '../../domain/states';
+import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import type { StatusEntry } from '../../domain/status';
+import type { Tagging } from '../../domain/vlans';
+import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
+import { readResource } from '../collection';
+import { newId } from '../ids';
+import { networkServiceConfigs } from '../network-service-configs-collection';
+import type { EventRepository } from './event-repository';
+import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+
+/** A network service config as IX-API shows it. */
+export interface NetworkServiceConfig extends ExchangeLanConfigOrder {
+  id: string;
+  state: State;
+  status: StatusEntry[];
+  ips: string[];
+  network_feature_configs: string[];
+  decommission_at: string | null;
+  charged_until: string | null;
+  current_billing_start_date: string | null;
+}
+
+/** Where a config lives on the fabric, for the workflow that configures it. */
+export interface ConfigPlacement {
+  id: string;
+  state: State;
+  connection: string;
+  connectionState: State;
+  device: string;
+  /** The connection's bundle, or its one port when standalone. */
+  parent: string;
+  tagging: Tagging;
+  /** The addresses of the config's MACs that are valid now. */
+  macs: string[];
+  capacity: number | null;
+  /** Which change of the config this is; the workflow configures each revision once. */
+  revision: number;
+}
+
+/** What a config's workflow has to do next, as the stored config says. */
+export interface ConfigAgenda {
+  state: State;
+  cancelRequested: boolean;
+  billed: boolean;
+  decommissionAt: string | null;
+  revision: number;
+  connectionState: State;
+}
+
+/** States a config no longer changes from. */
+export const CONFIG_GOING: readonly State[] = [
+  'decommission_requested',
+  'decommissioned',
+  'cancelled',
+  'archived',
+];
+
+export const configWorkflowId = (configId: string) => `ixapi:network-service-config:${configId}`;
+
+export function configProvisioningStart(config: { id: string; managing_account: string }): WorkflowStart {
+  return {
+    workflowType: 'provisionNetworkServiceConfig',
+    workflowId: configWorkflowId(config.id),
+    args: [{ configId: config.id }],
+    searchAttributes: {
+      IxapiResourceType: 'network_service_config',
+      IxapiResourceId: config.id,
+      IxapiAccount: config.managing_account,
+    },
+  };
+}
+
+/** What the device does with a config: a change of these needs the workflow. */
+const onDevice = (order: Pick<ExchangeLanConfigOrder, 'vlan_config' | 'macs' | 'capacity' | 'connection'>) =>
+  JSON.stringify([taggingOf(order.vlan_config), [...order.macs].sort(), order.capacity, order.connection]);
+
+const conflict = (
+  resource_type: string,
+  resource_id: string,
+  resource_property: string | null,
+  remote_resource_type: string,
+  remote_resource_id: string,
+): Conflict => ({ resource_type, resource_id, resource_property, remote_resource_type, remote_resource_id });
+
+export function createNetworkServiceConfigRepository(deps: {
+  sequelize: Sequelize;
+  events: EventRepository;
+  outbox: OutboxRepository;
+}) {
+  const { sequelize, events, outbox } = deps;
+  const select = <T extends object>(
+    sql: string,
+    replacements: Record<string, unknown>,
+    transaction?: Transaction,
+  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
+  const run = (sql: string, replacements: Record<string, unknown>, transaction: Transaction) =>
+    sequelize.query(sql, { replacements, transaction });
+
+  const read = async (id: string, transaction?: Transaction) =>
+    ((await readResource(sequelize, networkServiceConfigs, id, undefined, transaction)) ?? undefined) as
+      NetworkServiceConfig | undefined;
+
+  const tell = (
+    type: string,
+    payload: Record<string, unknown>,
+    config: { managing_account: string; consuming_account: string },
+    transaction: Transaction,
+  ) => events.appendFor({ type, payload }, [config.managing_account, config.consuming_account], transaction);
+
+  const reconsider = (id: string, transaction: Transaction) =>
+    outbox.enqueue({ workflowId: configWorkflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+
+  /** The config's row, locked for the rest of the transaction. */
+  async function lock(id: string, transaction: Transaction) {
+    const [row] = await select<{
+      state: State;
+      managing_account: string;
+      consuming_account: string;
+      connection: string;
+      network_service: string;
+      current_billing_start_date: string | null;
+      cancel_requested_at: Date | null;
+    }>(
+      `SELECT state, managing_account, consuming_account, connection, network_service, cancel_requested_at,
+         DATE_FORMAT(current_billing_start_date, '%Y-%m-%d') AS current_billing_start_date
+       FROM network_service_configs WHERE id = :id FOR UPDATE`,
+      { id },
+      transaction,
+    );
+    if (!row) throw new NotFoundError(`no network-service-configs with id ${id}`);
+    return row;
+  }
+
+  /**
+   * The tagging a config gets on its connection beside the connection's other configs (the
+   * connection's row locked, so two orders on one connection take their tags one after the
+   * other): open tags chosen, a clash refused with the config it clashes with.
+   */
+  async function tagsOn(
+    connection: string,
+    wanted: Tagging,
+    except: string | null,
+    transaction: Transaction,
+  ): Promise<Tagging> {
+    await select('SELECT id FROM connections WHERE id = :connection FOR UPDATE', { connection }, transaction);
+    const others = await select<Tagging & { id: string }>(
+      `SELECT id, vlan_type, outer_vlan, outer_vlan_ethertype, inner_vlan FROM network_service_configs
+       WHERE connection = :connection AND vlan_held AND id <> :except`,
+      { connection, except: except ?? '' },
+      transaction,
+    );
+    const chosen = chooseTags(wanted, others);
+    if (!chosen)
+      throw new UnableToFulfillError(`no VLAN is free on ${connection}`, [
+        conflict('network-service-configs', except ?? '', 'vlan_config', 'connections', connection),
+      ]);
+    const clashes = others.filter((other) => !taggingsCompatible(chosen, other));
+    if (clashes.length)
+      throw new UnableToFulfillError(
+        `the VLAN config clashes with ${clashes.map((c) => c.id).join(', ')} on ${connection}`,
+        clashes.map((other) =>
+          conflict('network-service-configs', other.id, 'vlan_config', 'connections', connection),
+        ),
+      );
+    return chosen;
+  }
+
+  /**
+   * One IPv4 and one IPv6 address from the service's subnets, the lowest free in each. The
+   * service's row is locked, so concurrent orders take addresses one after the other; an address
+   * released less than `quarantineSeconds` ago, or held by a route server, is not free. The unique
+   * index on (service, address) guards the rule besides.
+   */
+  async function allocateAddresses(
+    config: { id: string; network_service: string; managing_account: string; consuming_account: string },
+    quarantineSeconds: number,
+    transaction: Transaction,
+  ): Promise<void> {
+    const [service] = await select<{ subnet_v4: string | null; subnet_v6: string | null }>(
+      'SELECT subnet_v4, subnet_v6 FROM network_services WHERE id = :id FOR UPDATE',
+      { id: config.network_service },
+      transaction,
+    );
+    if (!service) throw new NotFoundError(`no network service ${config.network_service}`);
+    const held = await select<{ address: string; released_at: Date | null; resting: number }>(
+      `SELECT address, released_at, (released_at > NOW(3) - INTERVAL :quarantine SECOND) AS resting
+       FROM ip_addresses WHERE network_service = :service`,
+      { service: config.network_service, quarantine: quarantineSeconds },
+      transaction,
+    );
+    const features = await select<{ ip_v4: string | null; ip_v6: string | null }>(
+      'SELECT ip_v4, ip_v6 FROM network_features WHERE network_service = :service',
+      { service: config.network_service },
+      transaction,
+    );
+    const taken = new Set<bigint>();
+    const takenText = [
+      ...held.filter((row) => row.released_at === null || Number(row.resting)).map((row) => row.address),
+      ...features.flatMap((feature) => [feature.ip_v4, feature.ip_v6]),
+    ];
+    for (const text of takenText) {
+      const parsed = text === null ? null : parseAddress(text);
+      if (parsed) taken.add(parsed.value);
+    }
+    for (const [version, subnet] of [
+      [4, service.subnet_v4],
+      [6, service.subnet_v6],
+    ] as Array<[IpVersion, string | null]>) {
+      const prefix = subnet === null ? null : parsePrefix(subnet);
+      if (!prefix) continue;
+      const free = firstFreeHost(prefix, taken);
+      if (free === null)
+        throw new UnableToFulfillError(`the IPv${version} subnet of ${config.network_service} is full`, [
+          conflict('ips', '', 'address', 'network-services', config.network_service),
+        ]);
+      const address = formatAddress(version, free);
+      // An address whose quarantine is over starts afresh.
+      await run(
+        'DELETE FROM ip_addresses WHERE network_service = :service AND address = :address AND released_at IS NOT NULL',
+        { service: config.network_service, address },
+        transaction,
+      );
+      await run(
+        `INSERT INTO ip_addresses (id, managing_account, consuming_account, external_ref, version, address,
+           prefix_length, fqdn, valid_not_before, valid_not_after, network_service, network_service_config,
+           released_at, created_at, updated_at)
+         VALUES (:id, :managing_account, :consuming_account, NULL, :version, :address, :prefix_length, NULL,
+           NULL, NULL, :service, :config, NULL, NOW(3), NOW(3))`,
+        {
+          id: newId('ip'),
+          managing_account: config.managing_account,
+          consuming_account: config.consuming_account,
+          version,
+          address,
+          prefix_length: prefix.length,
+          service: config.network_service,
+          config: config.id,
+        },
+        transaction,
+      );
+    }
+  }
+
+  async function replaceMacs(id: string, macs: readonly string[], transaction: Transaction) {
+    await run(
+      'DELETE FROM network_service_config_macs WHERE network_service_config = :id',
+      { id },
+      transaction,
+    );
+    for (const mac of new Set(macs))
+      await run(
+        'INSERT INTO network_service_config_macs (network_service_config, mac) VALUES (:id, :mac)',
+        { id, mac },
+        transaction,
+      );
+  }
+
+  const tagColumns = (tagging: Tagging) => ({
+    vlan_type: tagging.vlan_type,
+    outer_vlan: tagging.outer_vlan,
+    outer_vlan_ethertype: tagging.outer_vlan_ethertype,
+    inner_vlan: tagging.inner_vlan,
+  });
+
+  /** The config's tags leave its connection and its addresses go back to the exchange. */
+  async function release(id: string, transaction: Transaction): Promise<void> {
+    await run(
+      'UPDATE network_service_configs SET vlan_held = FALSE, updated_at = NOW(3) WHERE id = :id',
+      { id },
+      transaction,
+    );
+    const [exchange] = await select<{ id: string }>(
+      'SELECT id FROM accounts WHERE is_exchange = 1 ORDER BY id LIMIT 1',
+      {},
+      transaction,
+    );
+    await run(
+      `UPDATE ip_addresses SET released_at = NOW(3), network_service_config = NULL,
+         managing_account = :exchange, consuming_account = :exchange, fqdn = NULL, external_ref = NULL,
+         updated_at = NOW(3)
+       WHERE network_service_config = :id`,
+      { id, exchange: exchange?.id ?? '' },
+      transaction,
+    );
+  }
+
+  return {
+    /**
+     * What the rules need to know of an order: the service, the connection (if one of `accounts`
+     * holds it), the offering, the roles of the order's assignments, whether the billing account can
+     * pay, and which of its MACs the caller may use now.
+     */
+    async orderFacts(
+      order: ExchangeLanConfigOrder,
+      accounts: readonly string[],
+      now: Date,
+      except: string | null = null,
+    ): Promise<ConfigOrderFacts> {
+      const scope = accounts.length ? accounts : [''];
+      const [service] = await select<Record<string, unknown>>(
+        'SELECT id, type, state, metro_area_network, product_offering, nsc_required_contact_roles FROM network_services WHERE id = :id',
+        { id: order.network_service },
+      );
+      const [connection] = await select<Record<string, unknown>>(
+        `SELECT c.id, c.state, p.metro_area_network, c.speed, c.capacity_allocation_limit,
+           (SELECT COALESCE(SUM(n.capacity), 0) FROM network_service_configs n
+             WHERE n.connection = c.id AND n.vlan_held AND n.id <> :except) AS booked
+         FROM connections c JOIN pops p ON p.id = c.pop
+         WHERE c.id = :id AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
+        { id: order.connection, scope, except: except ?? '' },
+      );
+      const offeringId = order.product_offering ?? (service?.product_offering as string | null) ?? null;
+      const [offering] = offeringId
+        ? await select<Record<string, unknown>>(
+            `SELECT id, type, bandwidth_min, bandwidth_max, orderable_not_before, orderable_not_after
+             FROM product_offerings WHERE id = :id`,
+            { id: offeringId },
+          )
+        : [];
+      const roles = order.role_assignments.length
+        ? await select<{ role: string }>(
+            `SELECT ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+             WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
+            { ids: order.role_assignments, scope },
+          )
+        : [];
+      const [billing] = await select<{ pays: number }>(
+        'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
+        { id: order.billing_account },
+      );
+      const macs = order.macs.length
+        ? await select<{ id: string }>(
+            `SELECT id FROM macs WHERE id IN (:ids)
+               AND (managing_account IN (:scope) OR consuming_account IN (:scope))
+               AND (valid_not_after IS NULL OR valid_not_after > :now)`,
+            { ids: order.macs, scope, now },
+          )
+        : [];
+      const instant = (value: unknown) =>
+        value === null || value === undefined ? null : new Date(value as string).toISOString();
+      const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+      return {
+        service: service && {
+          id: service.id as string,
+          type: service.type as string,
+          state: service.state as State,
+          metro_area_network: (service.metro_area_network as string | null) ?? null,
+          product_offering: (service.product_offering as string | null) ?? null,
+          nsc_required_contact_roles: JSON.parse((service.nsc_required_contact_roles as string) || '[]'),
+        },
+        connection: connection && {
+          id: connection.id as string,
+          state: connection.state as State,
+          metro_area_network: connection.metro_area_network as string,
+          vlan_types: CONNECTION_VLAN_TYPES,
+          outer_vlan_ethertypes: CONNECTION_OUTER_ETHERTYPES,
+          speed: Number(connection.speed ?? 0),
+          capacity_allocation_limit: number(connection.capacity_allocation_limit),
+          capacityBookedElsewhere: Number(connection.booked),
+        },
+        offering: offering && {
+          id: offering.id as string,
+          type: offering.type as string,
+          bandwidth_min: number(offering.bandwidth_min),
+          bandwidth_max: number(offering.bandwidth_max),
+          orderable_not_before: instant(offering.orderable_not_before),
+          orderable_not_after: instant(offering.orderable_not_after),
+        },
+        assignedRoles: roles.map((r) => r.role),
+        billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
+        usableMacs: new Set(macs.map((m) => m.id)),
+        now,
+      };
+    },
+
+    /**
+     * Stores a new config with its tags chosen, its MACs and its addresses allocated, its event and
+     * the outbox row that starts its provisioning, in one transaction.
+     */
+    async create(
+      order: ExchangeLanConfigOrder,
+      options: { quarantineSeconds: number },
+    ): Promise<{ config: NetworkServiceConfig; start: PendingStart }> {
+      const id = newId('nsc');
+      return sequelize.transaction(async (transaction) => {
+        const tagging = await tagsOn(order.connection, taggingOf(order.vlan_config), id, transaction);
+        await run(
+          `INSERT INTO network_service_configs (id, type, state, status, managing_account, consuming_account,
+             billing_account, role_assignments, external_ref, purchase_order, contract_ref, network_service,
+             connection, product_offering, vlan_type, outer_vlan, outer_vlan_ethertype, inner_vlan, vlan_held,
+             capacity, asns, listed, revision, created_at, updated_at)
+           VALUES (:id, :type, 'requested', '[]', :managing_account, :consuming_account, :billing_account,
+             :role_assignments, :external_ref, :purchase_order, :contract_ref, :network_service, :connection,
+             :product_offering, :vlan_type, :outer_vlan, :outer_vlan_ethertype, :inner_vlan, TRUE, :capacity,
+             :asns, :listed, 1, NOW(3), NOW(3))`,
+          {
+            ...order,
+            ...tagColumns(tagging),
+            id,
+            role_assignments: JSON.stringify(order.role_assignments),
+            asns: JSON.stringify(order.asns),
+          },
+          transaction,
+        );
+        await replaceMacs(id, order.macs, transaction);
+        await allocateAddresses({ ...order, id }, options.quarantineSeconds, transaction);
+        const config = (await read(id, transaction))!;
+        await tell('network_service_config.created', { network_service_config: config }, config, transaction);
+        const start = await outbox.enqueue(configProvisioningStart(config), transaction);
+        return { config, start };
+      });
+    },
+
+    findById: (id: string) => read(id),
+
+    /**
+     * Stores a change. What the device does with the config (tags, MACs, capacity) takes a new
+     * revision that the workflow configures; in production the config shows
+     * `production_change_pending` until then. The rest takes effect at once.
+     */
+    async change(
+      id: string,
+      next: ExchangeLanConfigOrder,
+    ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const current = (await read(id, transaction))!;
+        const messages: PendingMessage[] = [];
+        const tagging = await tagsOn(current.connection, taggingOf(next.vlan_config), id, transaction);
+        const device = onDevice(next) !== onDevice(current);
+        const to = device && row.state === 'production' ? transition(row.state, 'request_change') : row.state;
+        await run(
+          `UPDATE network_service_configs SET managing_account = :managing_account,
+             consuming_account = :consuming_account, billing_account = :billing_account,
+             role_assignments = :role_assignments, external_ref = :external_ref, purchase_order = :purchase_order,
+             contract_ref = :contract_ref, product_offering = :product_offering, vlan_type = :vlan_type,
+             outer_vlan = :outer_vlan, outer_vlan_ethertype = :outer_vlan_ethertype, inner_vlan = :inner_vlan,
+             capacity = :capacity, asns = :asns, listed = :listed, state = :to,
+             revision = revision + :device, updated_at = NOW(3)
+           WHERE id = :id`,
+          {
+            ...next,
+            ...tagColumns(tagging),
+            id,
+            to,
+            device: device ? 1 : 0,
+            role_assignments: JSON.stringify(next.role_assignments),
+            asns: JSON.stringify(next.asns),
+          },
+          transaction,
+        );
+        await replaceMacs(id, next.macs, transaction);
+        // Addresses serve the config's accounts.
+        await run(
+          `UPDATE ip_addresses SET managing_account = :managing_account, consuming_account = :consuming_account,
+             updated_at = NOW(3) WHERE network_service_config = :id`,
+          { ...next, id },
+          transaction,
+        );
+        const config = (await read(id, transaction))!;
+        await tell('network_service_config.changed', { network_service_config: config }, config, transaction);
+        if (to !== row.state)
+          await tell(
+            'network_service_config.state_changed',
+            { id, from: row.state, to, event: 'request_change' },
+            config,
+            transaction,
+          );
+        if (device) messages.push(await reconsider(id, transaction));
+        return { config, messages };
+      });
+    },
+
+    /** The facts a cancellation policy of the config is worked out from. */
+    async cancellationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
+      const [row] = await select<{
+        state: State;
+        notice: string | null;
+        initial: string | null;
+        billing_start: string | null;
+      }>(
+        `SELECT n.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
+           o.contract_initial_period AS initial,
+           DATE_FORMAT(n.current_billing_start_date, '%Y-%m-%d') AS billing_start
+         FROM network_service_configs n JOIN network_services s ON s.id = n.network_service
+         LEFT JOIN product_offerings o ON o.id = COALESCE(n.product_offering, s.product_offering)
+         WHERE n.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      return {
+        state: row.state,
+        terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
+      };
+    },
+
+    /**
+     * Asks for the config to go: in production it is decommissioned on the policy's day; still
+     * being provisioned, it is cancelled as soon as its workflow can stop; decommissioned or
+     * cancelled, it is archived. Asking again while it is going changes nothing.
+     */
+    async requestCancellation(
+      id: string,
+      policy: CancellationPolicy,
+    ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const messages: PendingMessage[] = [];
+        const stateChanged = (to: State, event: LifecycleEvent, extra: Record<string, unknown> = {}) =>
+          tell(
+            'network_service_config.state_changed',
+            { id, from: row.state, to, event, ...extra },
+            row,
+            transaction,
+          );
+        if (row.state === 'decommissioned' || row.state === 'cancelled') {
+          const to = transition(row.state, 'archive');
+          await run(
+            'UPDATE network_service_configs SET state = :to, updated_at = NOW(3) WHERE id = :id',
+            { id, to },
+            transaction,
+          );
+          await stateChanged(to, 'archive');
+        } else if (
+          row.state === 'production' ||
+          row.state === 'production_change_pending' ||
+          (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator'))
+        ) {
+          const to = transition(row.state, 'request_decommission');
+          await run(
+            `UPDATE network_service_configs SET state = :to, decommission_at = :decommission_at,
+               charged_until = :charged_until, status = '[]', updated_at = NOW(3) WHERE id = :id`,
+            { id, to, ...policy },
+            transaction,
+          );
+          await stateChanged(to, 'request_decommission', { ...policy });
+          messages.push(await reconsider(id, transaction));
+        } else if (
+          row.state !== 'decommission_requested' &&
+          row.state !== 'archived' &&
+          !row.cancel_requested_at
+        ) {
+          await run(
+            `UPDATE network_service_configs SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
+               charged_until = :charged_until, updated_at = NOW(3) WHERE id = :id`,
+            { id, ...policy },
+            transaction,
+          );
+          await tell(
+            'network_service_config.cancellation_requested',
+            { id, state: row.state },
+            row,
+            transaction,
+          );
+          messages.push(await reconsider(id, transaction));
+        }
+        return { config: (await read(id, transaction))!, messages };
+      });
+    },
+
+    /**
+     * Moves a config along the lifecycle and records the event, in one transaction. Going live the
+     * first time starts billing; decommissioned or cancelled, its tags and addresses go back.
+     */
+    async applyLifecycleEvent(
+      id: string,
+      event: LifecycleEvent,
+      status: StatusEntry[],
+    ): Promise<NetworkServiceConfig> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const to = transition(row.state, event);
+        await run(
+          `UPDATE network_service_configs SET state = :to, status = :status, updated_at = NOW(3),
+             current_billing_start_date = CASE WHEN :to = 'production'
+               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
+           WHERE id = :id`,
+          { id, to, status: JSON.stringify(status), today: dayOf(new Date()) },
+          transaction,
+        );
+        if (to === 'decommissioned' || to === 'cancelled') await release(id, transaction);
+        await tell(
+          'network_service_config.state_changed',
+          { id, from: row.state, to, event },
+          row,
+          transaction,
+        );
+        return (await read(id, transaction))!;
+      });
+    },
+
+    async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
+      await sequelize.query(
+        'UPDATE network_service_configs SET status = :status, updated_at = NOW(3) WHERE id = :id',
+        { replacements: { id, status: JSON.stringify(status) } },
+      );
+    },
+
+    /** What the config's workflow has to do next; undefined when the config is gone. */
+    async agenda(id: string): Promise<ConfigAgenda | undefined> {
+      const [row] = await select<{
+        state: State;
+        cancel_requested_at: Date | null;
+        billed: number;
+        decommission_at: string | null;
+        revision: number;
+        connection_state: State;
+      }>(
+        `SELECT n.state, n.cancel_requested_at, n.current_billing_start_date IS NOT NULL AS billed,
+           DATE_FORMAT(n.decommission_at, '%Y-%m-%d') AS decommission_at, n.revision,
+           c.state AS connection_state
+         FROM network_service_configs n JOIN connections c ON c.id = n.connection WHERE n.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      return {
+        state: row.state,
+        cancelRequested: row.cancel_requested_at !== null,
+        billed: Boolean(Number(row.billed)),
+        decommissionAt: row.decommission_at,
+        revision: Number(row.revision),
+        connectionState: row.connection_state,
+      };
+    },
+
+    /** Where the config sits on the fabric and what the device is to do with it. */
+    async placement(id: string): Promise<ConfigPlacement | undefined> {
+      const [row] = await select<Record<string, unknown>>(
+        `SELECT n.*, c.state AS connection_state, c.device, c.mode, c.lag_name,
+           (SELECT p.name FROM ports p WHERE p.connection = c.id ORDER BY p.name, p.id LIMIT 1) AS port_name
+         FROM network_service_configs n JOIN connections c ON c.id = n.connection WHERE n.id = :id`,
+        { id },
+      );
+      if (!row) return undefined;
+      const macs = await select<{ address: string }>(
+        `SELECT m.address FROM network_service_config_macs x JOIN macs m ON m.id = x.mac
+         WHERE x.network_service_config = :id AND (m.valid_not_before IS NULL OR m.valid_not_before <= NOW(3))
+           AND (m.valid_not_after IS NULL OR m.valid_not_after > NOW(3))
+         ORDER BY m.address`,
+        { id },
+      );
+      const tag = (value: unknown) => (value === null ? null : Number(value));
+      return {
+        id,
+        state: row.state as State,
+        connection: row.connection as string,
+        connectionState: row.connection_state as State,
+        device: row.device as string,
+        parent: (row.mode === 'standalone' ? row.port_name : row.lag_name) as string,
+        tagging: {
+          vlan_type: row.vlan_type as Tagging['vlan_type'],
+          outer_vlan: tag(row.outer_vlan),
+          outer_vlan_ethertype: (row.outer_vlan_ethertype as string | null) ?? null,
+          inner_vlan: tag(row.inner_vlan),
+        },
+        macs: macs.map((m) => m.address),
+        capacity: row.capacity === null ? null : Number(row.capacity),
+        revision: Number(row.revision),
+      };
+    },
+  };
+}
+
+export type NetworkServiceConfigRepository = ReturnType<typeof createNetworkServiceConfigRepository>;

@@ -1,0 +1,277 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { RESOURCE_STATE } from '../domain/search-attributes';
+import type { LifecycleEvent, State } from '../domain/states';
+import { RECONSIDER_SIGNAL } from '../domain/states';
+import type { StatusEntry } from '../domain/status';
+import { SEVERITY } from '../domain/status';
+
+/** The API asks the workflow to look at the stored resource: a change, decommission or cancellation. */
+export const reconsiderSignal = defineSignal(RECONSIDER_SIGNAL);
+/** An operator asks to test again after fixing what the status describes. */
+export const retryTestingSignal = defineSignal('retryTesting');
+/** An operator asks to configure again after a failure the status describes. */
+export const retryProvisioningSignal = defineSignal('retryProvisioning');
+/** An operator decommissions a resource now rather than on its decommission day. */
+export const decommissionNowSignal = defineSignal('decommissionNow');
+/** Where the resource stands, for operators in the Temporal UI. */
+export const provisioningStepQuery = defineQuery<string>('provisioningStep');
+
+export type Outcome = State | 'deleted';
+
+/** What every stateful resource's stored agenda tells its workflow. */
+export interface LifecycleAgenda {
+  state: State;
+  /** A cancellation was asked for while provisioning was under way. */
+  cancelRequested: boolean;
+  /** Whether the resource went into production once (billing started). */
+  billed: boolean;
+  /** The day of a requested decommission. */
+  decommissionAt: string | null;
+}
+
+export const statusEntry = (
+  severity: number,
+  tag: string,
+  message: string,
+  attrs: Record<string, unknown> = {},
+): StatusEntry => ({ severity, tag, message, attrs, timestamp: new Date().toISOString() });
+
+/** Provisioning stops: the customer cancelled the order. */
+class Cancelled extends Error {}
+/** Whatever was going on stops: the resource is to be decommissioned. */
+class Decommissioning extends Error {}
+
+/** A state change refused because the stored resource moved on meanwhile (a DELETE came in). */
+export const overtaken = (error: unknown): boolean =>
+  error instanceof ActivityFailure &&
+  error.cause instanceof ApplicationFailure &&
+  error.cause.type === 'InvalidTransition';
+
+/** Milliseconds from now (workflow time) to the start of `day` (UTC); 0 once it has begun. */
+export const untilDay = (day: string): number => Math.max(0, Date.parse(`${day}T00:00:00Z`) - Date.now());
+
+const ENDED: readonly State[] = ['cancelled', 'decommissioned', 'archived'];
+
+/** What a running lifecycle offers the steps of one kind of resource. */
+export interface Frame<A extends LifecycleAgenda> {
+  /** Names the step under way (the `provisioningStep` query answers it). */
+  step(name: string): void;
+  /** The agenda as last read. */
+  latest(): A;
+  /** Reads the agenda again. */
+  look(): Promise<A>;
+  move(event: LifecycleEvent, status: StatusEntry[]): Promise<State>;
+  /** Waits until `ready` (true) or `timeoutMs` passed (false), stopping for a cancellation or decommission. */
+  waitFor(ready: () => boolean, timeoutMs?: number): Promise<boolean>;
+  /** After a `reconsider`, stops what is going on if the resource is to be cancelled or to go. */
+  interruptions(): Promise<void>;
+  /**
+   * Device work until it is done: when it fails for good, the resource goes to `error` with a
+   * status saying so until an operator signals retryProvisioning, then `afterRetry` runs and the
+   * work is tried again.
+   */
+  untilDone<T>(what: string, work: () => Promise<T>, afterRetry?: () => Promise<unknown>): Promise<T>;
+  /** Puts the resource in `operator` with `status` until an operator signals retryTesting. */
+  escalate(status: StatusEntry[]): Promise<void>;
+}
+
+/** The steps that make one kind of resource what it is; the framing around them is shared. */
+export interface Lifecycle<A extends LifecycleAgenda> {
+  agenda(): Promise<A | null>;
+  move(event: LifecycleEvent, status: StatusEntry[]): Promise<State>;
+  /** From the order to production. */
+  provision(frame: Frame<A>): Promise<void>;
+  /** Whether the agenda asks for a change of what the devices carry. */
+  changeAsked(agenda: A): boolean;
+  /** Carries out the change on the devices (the state is `production_change_pending`, or `error` after a retry). */
+  reconfigure(frame: Frame<A>): Promise<void>;
+  /** Takes the resource off the devices before it is cancelled or decommissioned. */
+  teardown(frame: Frame<A>): Promise<void>;
+  /** Starts afresh with the same input (continue-as-new) when the history grows long. */
+  continueAsNew(): Promise<never>;
+  /** Status messages for the two ways out. */
+  farewell: { cancelled: string; decommissioned: string };
+}
+
+/**
+ * The life of one stateful resource, written once: provision it (unless it went live before),
+ * then wait in production for what the API asks: a change, carried out on the devices and back to
+ * production; a decommission, carried out on its day (or when an operator signals decommissionNow).
+ * A cancellation stops provisioning wherever it is and takes everything off the devices. What is
+ * asked is read from the stored resource whenever the API signals `reconsider`.
+ */
+export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecycle<A>): Promise<Outcome> {
+  let step = 'starting';
+  let woken = false;
+  let retryTesting = false;
+  let retryProvisioning = false;
+  let decommissionNow = false;
+  setHandler(provisioningStepQuery, () => step);
+  setHandler(reconsiderSignal, () => {
+    woken = true;
+  });
+  setHandler(retryTestingSignal, () => {
+    retryTesting = true;
+  });
+  setHandler(retryProvisioningSignal, () => {
+    retryProvisioning = true;
+  });
+  setHandler(decommissionNowSignal, () => {
+    decommissionNow = true;
+  });
+
+  let latest: A | null = await lifecycle.agenda();
+  if (!latest) return 'deleted';
+  if (ENDED.includes(latest.state)) return latest.state;
+  let state: State = latest.state;
+
+  const look = async (): Promise<A> => {
+    woken = false;
+    const found = await lifecycle.agenda();
+    if (!found) throw new Cancelled();
+    latest = found;
+    state = found.state;
+    return found;
+  };
+  const move = async (event: LifecycleEvent, status: StatusEntry[]) => {
+    state = await lifecycle.move(event, status);
+    upsertSearchAttributes([{ key: RESOURCE_STATE, value: state }]);
+    return state;
+  };
+  const interruptions = async () => {
+    if (!woken) return;
+    const now = await look();
+    if (now.cancelRequested) throw new Cancelled();
+    if (now.state === 'decommission_requested') throw new Decommissioning();
+  };
+  const waitFor = async (ready: () => boolean, timeoutMs?: number): Promise<boolean> => {
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    for (;;) {
+      const remaining = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+      const wake = () => ready() || woken;
+      const settled =
+        remaining === undefined ? (await condition(wake), true) : await condition(wake, remaining);
+      if (ready()) return true;
+      if (!settled) return false;
+      await interruptions();
+    }
+  };
+  const frame: Frame<A> = {
+    step: (name) => {
+      step = name;
+    },
+    latest: () => latest!,
+    look,
+    move,
+    waitFor,
+    interruptions,
+    async untilDone(
+      what,
+      work,
+      afterRetry = () =>
+        move('retry', [statusEntry(SEVERITY.info, 'retrying', 'An operator asked to try again.')]),
+    ) {
+      for (;;) {
+        try {
+          return await work();
+        } catch (error) {
+          if (!(error instanceof ActivityFailure)) throw error;
+          const previous = step;
+          step = 'waiting for an operator';
+          // Forget earlier retries before the state shows: a signal sent once it shows must count.
+          retryProvisioning = false;
+          await move('fail', [
+            statusEntry(
+              SEVERITY.error,
+              'configuration_failed',
+              `${what} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
+            ),
+          ]);
+          await waitFor(() => retryProvisioning);
+          step = previous;
+          await afterRetry();
+        }
+      }
+    },
+    async escalate(status) {
+      const previous = step;
+      step = 'waiting for an operator';
+      retryTesting = false;
+      await move('escalate', status);
+      await waitFor(() => retryTesting);
+      step = previous;
+    },
+  };
+
+  const nothing = () => Promise.resolve();
+  const cancel = async (): Promise<Outcome> => {
+    step = 'cancelling';
+    await lifecycle.teardown({ ...frame, untilDone: (what, work) => frame.untilDone(what, work, nothing) });
+    return move('cancel', [statusEntry(SEVERITY.info, 'cancelled', lifecycle.farewell.cancelled)]);
+  };
+  const decommission = async (day: string): Promise<Outcome> => {
+    step = `decommissioning on ${day}`;
+    await condition(() => decommissionNow, untilDay(day));
+    step = 'taking it off the devices';
+    await lifecycle.teardown({ ...frame, untilDone: (what, work) => frame.untilDone(what, work, nothing) });
+    return move('decommission', [
+      statusEntry(SEVERITY.info, 'decommissioned', lifecycle.farewell.decommissioned),
+    ]);
+  };
+
+  try {
+    if (latest.cancelRequested) throw new Cancelled();
+    if (!latest.billed && latest.state !== 'decommission_requested') await lifecycle.provision(frame);
+    for (;;) {
+      const now = await lifecycle.agenda();
+      if (!now) return 'deleted';
+      latest = now;
+      state = now.state;
+      woken = false;
+      if (now.cancelRequested && !now.billed) throw new Cancelled();
+      if (now.state === 'decommission_requested') throw new Decommissioning();
+      if (ENDED.includes(now.state)) return now.state;
+      if (lifecycle.changeAsked(now)) {
+        try {
+          step = 'changing the configuration';
+          await lifecycle.reconfigure({
+            ...frame,
+            untilDone: (what, work) => frame.untilDone(what, work, nothing),
+          });
+          step = 'in production';
+          // From error (a change an operator had to fix) straight back to production.
+          if (state === 'error') await move('go_live', []);
+          else if (state === 'production_change_pending') await move('complete_change', []);
+        } catch (error) {
+          // A decommission asked for in the meantime moved the resource on: look again.
+          if (!overtaken(error)) throw error;
+        }
+        continue;
+      }
+      step = 'in production';
+      // A long life in production: start afresh before the history grows large.
+      if (workflowInfo().continueAsNewSuggested) await lifecycle.continueAsNew();
+      await condition(() => woken);
+    }
+  } catch (error) {
+    if (error instanceof Cancelled) {
+      const now = await lifecycle.agenda();
+      return now ? cancel() : 'deleted';
+    }
+    if (error instanceof Decommissioning) {
+      const now = await lifecycle.agenda();
+      if (!now?.decommissionAt) return 'deleted';
+      return decommission(now.decommissionAt);
+    }
+    throw error;
+  }
+}

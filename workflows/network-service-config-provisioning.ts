@@ -1,0 +1,124 @@
+import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import type { RetryPolicy } from '@temporalio/common';
+import type { Activities } from '../activities';
+import type { State } from '../domain/states';
+import { SEVERITY } from '../domain/status';
+import type { Outcome } from './lifecycle';
+import { runLifecycle, statusEntry } from './lifecycle';
+
+const retry: RetryPolicy = {
+  initialInterval: '1 second',
+  maximumInterval: '1 minute',
+  backoffCoefficient: 2,
+};
+const activities = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
+/** Device work heartbeats: a worker dying in the middle of it is noticed within seconds. */
+const device = proxyActivities<
+  Pick<
+    Activities,
+    'configureNetworkServiceConfig' | 'deconfigureNetworkServiceConfig' | 'verifyNetworkServiceConfig'
+  >
+>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
+
+export interface ProvisionNetworkServiceConfigInput {
+  configId: string;
+  /** The revision of the config the devices carry (after a continue-as-new). */
+  configuredRevision?: number;
+  /** How often to look at a connection that is not in production yet (ms). */
+  recheckMs?: number;
+}
+
+/** Connection states in which a service on it can be configured. */
+const CARRYING: readonly State[] = ['production', 'production_change_pending'];
+
+/**
+ * The life of one network service config: once its connection is in production, its tags, MAC
+ * filter and rate limit go onto the connection's device, are read back, and the config goes live;
+ * then it waits in production for changes (each new revision configured once) and its decommission,
+ * which takes it off the device and gives its VLAN and addresses back.
+ */
+export async function provisionNetworkServiceConfig({
+  configId,
+  configuredRevision = 0,
+  recheckMs = 5_000,
+}: ProvisionNetworkServiceConfigInput): Promise<Outcome> {
+  let configured = configuredRevision;
+  const configure = async (what: string) => {
+    const done = await device.configureNetworkServiceConfig({ configId });
+    configured = Math.max(configured, done.revision);
+    return { ...done, what };
+  };
+  return runLifecycle({
+    agenda: () => activities.networkServiceConfigAgenda({ configId }),
+    move: (event, status) => activities.moveNetworkServiceConfig({ configId, event, status }),
+    async provision(frame) {
+      frame.step('waiting for the connection');
+      while (!CARRYING.includes(frame.latest().connectionState)) {
+        await activities.recordNetworkServiceConfigStatus({
+          configId,
+          status: [
+            statusEntry(
+              SEVERITY.notice,
+              'waiting_for_connection',
+              `The connection is ${frame.latest().connectionState}; the service is configured once it is in production.`,
+            ),
+          ],
+        });
+        await frame.waitFor(() => false, recheckMs);
+        await frame.look();
+      }
+      frame.step('configuring the device');
+      const done = await frame.untilDone('Configuring the service', () => configure('configure'));
+      await frame.interruptions();
+      await frame.move('allocate', [
+        statusEntry(SEVERITY.info, 'configured', `Configured ${done.tags}.`, { commitId: done.commitId }),
+      ]);
+      frame.step('testing');
+      await frame.move('start_testing', [
+        statusEntry(SEVERITY.info, 'testing', 'Reading the service back from the device.'),
+      ]);
+      for (;;) {
+        const { differences } = await device.verifyNetworkServiceConfig({ configId });
+        await frame.interruptions();
+        if (!differences.length) break;
+        await frame.escalate([
+          statusEntry(
+            SEVERITY.error,
+            'device_mismatch',
+            `The device does not carry the service as configured: ${differences.join('; ')}. Check the device, then signal retryTesting.`,
+          ),
+        ]);
+        await configure('configure again');
+        // An operator's retry starts over from requested; the device is configured again.
+        await frame.move('retry', [
+          statusEntry(SEVERITY.info, 'retesting', 'An operator asked to test again.'),
+        ]);
+        await frame.move('allocate', [statusEntry(SEVERITY.info, 'retesting', 'Configured again.')]);
+        await frame.move('start_testing', [statusEntry(SEVERITY.info, 'retesting', 'Testing again.')]);
+      }
+      frame.step('in production');
+      await frame.move('go_live', []);
+    },
+    changeAsked: (agenda) => agenda.revision > configured || agenda.state === 'production_change_pending',
+    async reconfigure(frame) {
+      if (frame.latest().state === 'production' && frame.latest().revision <= configured) return;
+      await frame.untilDone('Changing the service', () => configure('change'));
+    },
+    async teardown(frame) {
+      frame.step('taking the service off the device');
+      await frame.untilDone('Taking the service off the device', () =>
+        device.deconfigureNetworkServiceConfig({ configId }),
+      );
+    },
+    continueAsNew: () =>
+      continueAsNew<typeof provisionNetworkServiceConfig>({
+        configId,
+        configuredRevision: configured,
+        recheckMs,
+      }),
+    farewell: {
+      cancelled: 'The order was cancelled; its VLAN and addresses went back to the exchange.',
+      decommissioned: 'The config is decommissioned; its VLAN and addresses went back to the exchange.',
+    },
+  });
+}
