@@ -357,7 +357,9 @@ export function createNetworkServiceConfigRepository(deps: {
           state: service.state as State,
           metro_area_network: (service.metro_area_network as string | null) ?? null,
           product_offering: (service.product_offering as string | null) ?? null,
-          nsc_required_contact_roles: JSON.parse((service.nsc_required_contact_roles as string) || '[]'),
+          nsc_required_contact_roles: JSON.parse(
+            (service.nsc_required_contact_roles as string) || '[]',
+          ) as string[],
         },
         connection: connection && {
           id: connection.id as string,

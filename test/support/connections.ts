@@ -6,15 +6,18 @@ import { eventually } from './wait';
 const MOVING = ['requested', 'allocated', 'testing'];
 
 /**
- * Waits until every connection's provisioning has come to rest, so that tests after this one see
+ * Waits until the provisioning of every connection and service config has come to rest, so that tests after this one see
  * collections that do not change under them (a changing collection rightly refuses page tokens).
  */
 export async function settleConnections(): Promise<void> {
   await eventually(
     'connections coming to rest',
     async () => {
+      // Service configs move by themselves too, once their connection is in production.
       const [row] = await stack().db.sequelize.query<{ moving: number }>(
-        'SELECT COUNT(*) AS moving FROM connections WHERE state IN (:moving)',
+        `SELECT (SELECT COUNT(*) FROM connections WHERE state IN (:moving))
+           + (SELECT COUNT(*) FROM network_service_configs n JOIN connections c ON c.id = n.connection
+               WHERE n.state IN (:moving) AND c.state = 'production') AS moving`,
         { replacements: { moving: MOVING }, type: QueryTypes.SELECT },
       );
       return Number(row.moving) === 0 ? true : undefined;

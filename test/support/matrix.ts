@@ -195,6 +195,49 @@ const randomUnicastMac = () =>
 /** Connections of the matrix are ordered where the exchange orders the cross-connect. */
 const MATRIX_CONNECTION_OFFERING = 'po-connection-ham-10g';
 
+/** A connection of the owner for the sub-account, ordered straight into the database. */
+async function matrixConnection(world: World, external: string | null = null) {
+  const { db } = stack();
+  const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
+  const { connection } = await db.connections.create(
+    {
+      managing_account: world.accounts.owner,
+      consuming_account: world.accounts['sub-account'],
+      billing_account: world.accounts.owner,
+      role_assignments: [],
+      product_offering: offering.id,
+      mode: 'standalone',
+      lacp_timeout: null,
+      port_quantity: 1,
+      subscriber_side_demarcs: ['matrix demarc'],
+      external_ref: external,
+      purchase_order: '',
+      contract_ref: null,
+      connecting_party: null,
+    },
+    offering,
+  );
+  return connection;
+}
+
+/** The owner can pay, and holds a contact with `roles`; answers the assignments. */
+async function ownerReadyToOrder(world: World, roles: readonly string[]): Promise<string[]> {
+  await stack().db.sequelize.query('UPDATE accounts SET billing_information = :billing WHERE id = :id', {
+    replacements: { id: world.accounts.owner, billing: JSON.stringify({ name: 'Matrix owner', address }) },
+  });
+  const { contact } = await contactOf(world);
+  const assignments = [];
+  for (const role of roles)
+    assignments.push((await stack().db.contacts.assignRole({ role, contact: contact.id })).resource.id);
+  return assignments;
+}
+
+/** The exchange LAN the matrix's (Hamburg) connections reach. */
+const MATRIX_EXCHANGE_LAN = 'ns-exchange-lan-ham';
+
+/** Addresses from a range no exchange subnet uses (RFC 2544's benchmark range). */
+const randomOwnAddress = () => `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 254)}`;
+
 /** Every family the server routes needs one of these to join the matrix. */
 export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = {
   facilities: { kind: 'catalogue' },
@@ -272,16 +315,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     patchBody: () => ({ purchase_order: 'matrix patched' }),
     async createBody(world) {
       // The owner pays, so it needs billing information; its contact holds the roles the offering needs.
-      await stack().db.sequelize.query('UPDATE accounts SET billing_information = :billing WHERE id = :id', {
-        replacements: {
-          id: world.accounts.owner,
-          billing: JSON.stringify({ name: 'Matrix owner', address }),
-        },
-      });
-      const { contact } = await contactOf(world);
-      const assignments = [];
-      for (const role of ['role-implementation', 'role-noc'])
-        assignments.push((await stack().db.contacts.assignRole({ role, contact: contact.id })).resource.id);
+      const assignments = await ownerReadyToOrder(world, ['role-implementation', 'role-noc']);
       return {
         managing_account: world.accounts.owner,
         consuming_account: world.accounts['sub-account'],
@@ -358,6 +392,89 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
         consuming_account: world.accounts['sub-account'],
         address: randomUnicastMac(),
       }),
+  },
+  'network-service-configs': {
+    kind: 'subject',
+    asynchronous: true,
+    async setup(world) {
+      const external = canary('config-ref');
+      const order = canary('config-po');
+      const connection = await matrixConnection(world);
+      const { config } = await stack().db.networkServiceConfigs.create(
+        {
+          type: 'exchange_lan',
+          network_service: MATRIX_EXCHANGE_LAN,
+          managing_account: world.accounts.owner,
+          consuming_account: world.accounts['sub-account'],
+          billing_account: world.accounts.owner,
+          role_assignments: [],
+          connection: connection.id,
+          vlan_config: { vlan_type: 'dot1q', vlan: null },
+          asns: [64512],
+          capacity: null,
+          macs: [],
+          listed: false,
+          product_offering: null,
+          external_ref: external,
+          purchase_order: order,
+          contract_ref: null,
+        },
+        { quarantineSeconds: 0 },
+      );
+      return { id: config.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+    },
+    async createBody(world) {
+      const assignments = await ownerReadyToOrder(world, ['role-noc', 'role-peering']);
+      const connection = await matrixConnection(world);
+      return {
+        type: 'exchange_lan',
+        network_service: MATRIX_EXCHANGE_LAN,
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        billing_account: world.accounts.owner,
+        role_assignments: assignments,
+        connection: connection.id,
+        vlan_config: { vlan_type: 'dot1q' },
+        asns: [64512],
+        listed: false,
+      };
+    },
+    patchBody: () => ({ type: 'exchange_lan', purchase_order: 'matrix patched' }),
+  },
+  ips: {
+    kind: 'subject',
+    async setup(world) {
+      const external = canary('ip-ref');
+      const ip = await stack().db.ips.create({
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        external_ref: external,
+        version: 4,
+        address: randomOwnAddress(),
+        prefix_length: 32,
+        fqdn: null,
+        valid_not_before: null,
+        valid_not_after: null,
+      });
+      return { id: ip.id, access: owned(world, 'owner', 'sub-account'), canaries: [external] };
+    },
+    createBody: (world) =>
+      Promise.resolve({
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        version: 4,
+        address: randomOwnAddress(),
+        prefix_length: 32,
+      }),
+    updateBody: (world) => ({
+      managing_account: world.accounts.owner,
+      consuming_account: world.accounts['sub-account'],
+      version: 4,
+      address: randomOwnAddress(),
+      prefix_length: 32,
+      fqdn: 'router.matrix.example',
+    }),
+    patchBody: () => ({ fqdn: 'patched.matrix.example' }),
   },
   ports: {
     kind: 'subject',

@@ -1,0 +1,363 @@
+import assert from 'node:assert/strict';
+import { QueryTypes } from 'sequelize';
+import { LabDriver } from '../../activities/drivers/lab';
+import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
+import { parseAddress, parsePrefix, prefixContains } from '../../domain/ip-addresses';
+import { settleConnections } from '../support/connections';
+import { login, request } from '../support/http';
+import { stack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const SPREE = 'acc-spree-networks';
+const LAN = 'ns-exchange-lan-fra';
+const CONNECTION_ROLES = ['ra-spree-networks-implementation', 'ra-spree-networks-noc'];
+const CONFIG_ROLES = ['ra-spree-networks-noc', 'ra-spree-networks-peering'];
+
+interface Config {
+  id: string;
+  state: string;
+  vlan_config: { vlan_type: string; vlan?: number | null };
+  ips: string[];
+  macs: string[];
+  status: Array<{ tag: string; message: string }>;
+}
+
+const propertyNames = (response: { body: { properties?: Array<{ name: string }> } }) =>
+  (response.body.properties ?? []).map((p) => p.name);
+
+describe('exchange-LAN network service configs', function () {
+  this.timeout(120_000);
+  after(() => settleConnections());
+  let token: string;
+  let other: string;
+  /** A connection of Spree's in production in Frankfurt, one per test that needs its own. */
+  const liveConnection = async (extra: Record<string, unknown> = {}): Promise<string> => {
+    const created = await request('POST', '/connections', {
+      token,
+      body: {
+        managing_account: SPREE,
+        consuming_account: SPREE,
+        billing_account: SPREE,
+        role_assignments: CONNECTION_ROLES,
+        product_offering: 'po-connection-fra-10g',
+        mode: 'standalone',
+        port_quantity: 1,
+        subscriber_side_demarcs: ['cage 9, panel 2, port 1'],
+        ...extra,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    await eventually('connection in production', async () =>
+      (await request('GET', `/connections/${id}`, { token })).body.state === 'production' ? true : undefined,
+    );
+    return id;
+  };
+  const order = (connection: string, extra: Record<string, unknown> = {}) => ({
+    type: 'exchange_lan',
+    network_service: LAN,
+    managing_account: SPREE,
+    consuming_account: SPREE,
+    billing_account: SPREE,
+    role_assignments: CONFIG_ROLES,
+    connection,
+    vlan_config: { vlan_type: 'dot1q' },
+    asns: [64500 + 11],
+    listed: true,
+    ...extra,
+  });
+  const read = async (id: string) =>
+    (await request('GET', `/network-service-configs/${id}`, { token })).body as Config;
+  const reaches = (id: string, state: string) =>
+    eventually(
+      `config ${id} ${state}`,
+      async () => {
+        const config = await read(id);
+        return config.state === state ? config : undefined;
+      },
+      30_000,
+    );
+  const mac = async (address: string) => {
+    const created = await request('POST', '/macs', {
+      token,
+      body: { managing_account: SPREE, consuming_account: SPREE, address },
+    });
+    assert.equal(created.status, 201, created.text);
+    return created.body.id as string;
+  };
+
+  before(async () => {
+    token = (await login('customer', 0)).accessToken;
+    other = (await login('customer', 1)).accessToken;
+  });
+
+  it('orders exchange-LAN access: a VLAN, an IPv4 and an IPv6 address, the device configured, production', async () => {
+    const connection = await liveConnection();
+    const created = await request('POST', '/network-service-configs', { token, body: order(connection) });
+    assert.equal(created.status, 201, created.text);
+    const config = created.body as Config;
+    assert.equal(config.state, 'requested');
+    assert.equal(config.vlan_config.vlan_type, 'dot1q');
+    assert.ok(typeof config.vlan_config.vlan === 'number', 'the exchange chose a VLAN');
+    assert.equal(config.ips.length, 2);
+    const ips = (await request('GET', `/ips?network_service_config=${config.id}`, { token })).body as Array<{
+      id: string;
+      version: number;
+      address: string;
+      prefix_length: number;
+    }>;
+    assert.deepEqual(ips.map((ip) => ip.id).sort(), [...config.ips].sort());
+    const [service] = (await request('GET', `/network-services?id=${LAN}`, { token })).body as Array<{
+      subnet_v4: string;
+      subnet_v6: string;
+    }>;
+    for (const ip of ips) {
+      const subnet = parsePrefix(ip.version === 4 ? service.subnet_v4 : service.subnet_v6)!;
+      const parsed = parseAddress(ip.address)!;
+      assert.ok(prefixContains(subnet, parsed.version, parsed.value), `${ip.address} in its subnet`);
+      assert.equal(ip.prefix_length, subnet.length);
+    }
+    assert.deepEqual(ips.map((ip) => ip.version).sort(), [4, 6]);
+    const live = await reaches(config.id, 'production');
+    assert.deepEqual(live.ips, config.ips);
+    const [carried] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
+      config.id,
+    ]);
+    assert.equal(carried.vlanType, 'dot1q');
+    assert.equal(carried.outerVlan, config.vlan_config.vlan);
+    const capacity = await request('GET', `/connections/${connection}`, { token });
+    assert.equal(capacity.body.capacity_allocated, 0, 'a config without a limit books no capacity');
+    assert.equal(
+      (await request('GET', `/network-service-configs/${config.id}`, { token: other })).status,
+      404,
+    );
+    assert.ok(
+      !((await request('GET', '/ips', { token: other })).body as Array<{ id: string }>).some((ip) =>
+        config.ips.includes(ip.id),
+      ),
+    );
+    const events = (await request('GET', '/events', { token })).body as Array<{
+      type: string;
+      payload: { id?: string; to?: string };
+    }>;
+    const story = events.filter((e) => e.payload.id === config.id).map((e) => e.payload.to);
+    assert.deepEqual(story, ['allocated', 'testing', 'production']);
+  });
+
+  it('refuses orders that break a rule, naming the property, and stores nothing', async () => {
+    const connection = await liveConnection();
+    const foreignMac = await request('POST', '/macs', {
+      token: other,
+      body: {
+        managing_account: 'acc-thames-cloud',
+        consuming_account: 'acc-thames-cloud',
+        address: '02:de:ad:00:00:01',
+      },
+    });
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['network_service', { network_service: 'ns-nowhere' }],
+      ['connection', { connection: 'conn-nowhere' }],
+      ['connection', { network_service: 'ns-exchange-lan-ams' }],
+      ['capacity', { capacity: 10 }],
+      ['capacity', { capacity: 500_000 }],
+      ['capacity', { capacity: 20_000 }],
+      ['asns', { asns: [] }],
+      ['asns.0', { asns: [23456] }],
+      ['macs.0', { macs: [foreignMac.body.id ?? 'mac-nowhere'] }],
+      ['role_assignments', { role_assignments: ['ra-spree-networks-noc'] }],
+      ['product_offering', { product_offering: 'po-exchange-lan-ams' }],
+      ['vlan_config.vlan_ethertype', { vlan_config: { vlan_type: 'dot1q', vlan_ethertype: '0x88a8' } }],
+    ];
+    for (const [property, extra] of cases) {
+      const refused = await request('POST', '/network-service-configs', {
+        token,
+        body: order(connection, extra),
+      });
+      assert.equal(refused.status, 400, `${property}: ${refused.text}`);
+      assert.ok(propertyNames(refused).includes(property), `${property}: ${refused.text}`);
+    }
+    const none = await request('GET', `/network-service-configs?connection=${connection}`, { token });
+    assert.deepEqual(none.body, []);
+  });
+
+  it('keeps VLANs unique on a connection and addresses unique on the LAN under 20 concurrent orders', async () => {
+    const connections = [await liveConnection(), await liveConnection()];
+    const orders = await Promise.all(
+      [...Array(20).keys()].map((i) =>
+        request('POST', '/network-service-configs', { token, body: order(connections[i % 2]) }),
+      ),
+    );
+    for (const created of orders) assert.equal(created.status, 201, created.text);
+    const configs = orders.map((created) => created.body as Config & { connection: string });
+    for (const connection of connections) {
+      const vlans = configs.filter((c) => c.connection === connection).map((c) => c.vlan_config.vlan);
+      assert.equal(new Set(vlans).size, 10, `distinct VLANs on ${connection}: ${vlans.join(', ')}`);
+    }
+    const [row] = await stack().db.sequelize.query<{ total: number; distinct_addresses: number }>(
+      `SELECT COUNT(*) AS total, COUNT(DISTINCT address) AS distinct_addresses FROM ip_addresses
+       WHERE network_service_config IN (:ids)`,
+      { replacements: { ids: configs.map((c) => c.id) }, type: QueryTypes.SELECT },
+    );
+    assert.equal(Number(row.total), 40);
+    assert.equal(Number(row.distinct_addresses), 40);
+    // A VLAN taken is refused, naming the config that holds it.
+    const taken = configs[0];
+    const clash = await request('POST', '/network-service-configs', {
+      token,
+      body: order(connections[0], { vlan_config: { vlan_type: 'dot1q', vlan: taken.vlan_config.vlan } }),
+    });
+    assert.equal(clash.status, 400);
+    assert.match(clash.body.type, /unable-to-fulfill/);
+    assert.ok(
+      (clash.body.conflicts as Array<{ resource_id: string }>).some((c) => c.resource_id === taken.id),
+    );
+    const untagged = await request('POST', '/network-service-configs', {
+      token,
+      body: order(connections[1], { vlan_config: { vlan_type: 'port' } }),
+    });
+    assert.equal(untagged.status, 400);
+    assert.match(untagged.body.type, /unable-to-fulfill/);
+    for (const config of configs) await reaches(config.id, 'production');
+  });
+
+  it('changes MACs through production_change_pending, holds MACs in use, decommissions and releases', async () => {
+    const connection = await liveConnection();
+    const router = await mac('02:5e:00:00:aa:01');
+    const created = await request('POST', '/network-service-configs', {
+      token,
+      body: order(connection, { capacity: 2_000 }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    await reaches(id, 'production');
+    assert.equal(
+      (await request('GET', `/connections/${connection}`, { token })).body.capacity_allocated,
+      2_000,
+    );
+
+    const patched = await request('PATCH', `/network-service-configs/${id}`, {
+      token,
+      body: { macs: [router] },
+    });
+    assert.equal(patched.status, 202, patched.text);
+    assert.equal(patched.body.state, 'production_change_pending');
+    const changed = await reaches(id, 'production');
+    assert.deepEqual(changed.macs, [router]);
+    const [carried] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
+      id,
+    ]);
+    assert.deepEqual(carried.macs, ['02:5e:00:00:aa:01']);
+    assert.equal(carried.rateLimit, 2_000);
+    const listed = await request('GET', `/macs?network_service_config=${id}`, { token });
+    assert.deepEqual(
+      (listed.body as Array<{ id: string }>).map((m) => m.id),
+      [router],
+    );
+
+    const held = await request('DELETE', `/macs/${router}`, { token });
+    assert.equal(held.status, 400);
+    assert.equal(held.body.conflicts[0].remote_resource_id, id);
+    const carrying = await request('DELETE', `/connections/${connection}`, { token });
+    assert.equal(carrying.status, 400);
+    assert.equal(carrying.body.conflicts[0].remote_resource_id, id);
+
+    const deleted = await request('DELETE', `/network-service-configs/${id}`, { token });
+    assert.equal(deleted.status, 202, deleted.text);
+    assert.equal(deleted.body.state, 'decommission_requested');
+    const handle = stack().temporal.client.workflow.getHandle(configWorkflowId(id));
+    await eventually('the workflow waiting for the day', async () =>
+      String(await handle.query('provisioningStep')).startsWith('decommissioning on') ? true : undefined,
+    );
+    await handle.signal('decommissionNow');
+    const gone = await reaches(id, 'decommissioned');
+    assert.deepEqual(gone.ips, [], 'the addresses went back');
+    for (const ip of created.body.ips as string[])
+      assert.equal((await request('GET', `/ips/${ip}`, { token })).status, 404);
+    assert.deepEqual(
+      await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [id]),
+      [],
+    );
+    assert.equal((await request('GET', `/connections/${connection}`, { token })).body.capacity_allocated, 0);
+    assert.equal((await request('DELETE', `/macs/${router}`, { token })).status, 200);
+    const archived = await request('DELETE', `/network-service-configs/${id}`, { token });
+    assert.equal(archived.body.state, 'archived');
+    // Released addresses rest: the next order gets others.
+    const next = await request('POST', '/network-service-configs', { token, body: order(connection) });
+    assert.equal(next.status, 201, next.text);
+    const [reused] = await stack().db.sequelize.query<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM ip_addresses a JOIN ip_addresses b ON a.address = b.address AND a.id <> b.id
+       WHERE a.network_service_config = :next`,
+      { replacements: { next: next.body.id }, type: QueryTypes.SELECT },
+    );
+    assert.equal(Number(reused.n), 0);
+  });
+
+  it('cancels a config ordered on a connection that is not in production yet', async () => {
+    const created = await request('POST', '/connections', {
+      token,
+      body: {
+        managing_account: SPREE,
+        consuming_account: SPREE,
+        billing_account: SPREE,
+        role_assignments: CONNECTION_ROLES,
+        product_offering: 'po-connection-ams-10g',
+        mode: 'standalone',
+        port_quantity: 1,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const config = await request('POST', '/network-service-configs', {
+      token,
+      body: order(created.body.id, { network_service: 'ns-exchange-lan-ams' }),
+    });
+    assert.equal(config.status, 201, config.text);
+    const id = config.body.id as string;
+    await eventually('waiting for the connection', async () =>
+      (await read(id)).status.some((s) => s.tag === 'waiting_for_connection') ? true : undefined,
+    );
+    const cancelled = await request('DELETE', `/network-service-configs/${id}`, { token });
+    assert.equal(cancelled.status, 202);
+    const done = await reaches(id, 'cancelled');
+    assert.deepEqual(done.ips, []);
+    assert.equal((await request('DELETE', `/connections/${created.body.id}`, { token })).status, 202);
+  });
+
+  it('lets the holder name an allocated address but not move it; customers register their own elsewhere', async () => {
+    const connection = await liveConnection();
+    const created = await request('POST', '/network-service-configs', { token, body: order(connection) });
+    const [ip] = created.body.ips as string[];
+    const named = await request('PATCH', `/ips/${ip}`, {
+      token,
+      body: { fqdn: 'spree.fra.demo-ix.example' },
+    });
+    assert.equal(named.status, 200, named.text);
+    assert.equal(named.body.fqdn, 'spree.fra.demo-ix.example');
+    const moved = await request('PATCH', `/ips/${ip}`, { token, body: { address: '192.0.2.200' } });
+    assert.equal(moved.status, 400);
+    assert.deepEqual(propertyNames(moved), ['address']);
+    const badName = await request('PATCH', `/ips/${ip}`, { token, body: { fqdn: 'not a name' } });
+    assert.deepEqual(propertyNames(badName), ['fqdn']);
+    const own = { managing_account: SPREE, consuming_account: SPREE, version: 6, prefix_length: 128 };
+    const inside = await request('POST', '/ips', { token, body: { ...own, address: '2001:db8:1::77' } });
+    assert.deepEqual(propertyNames(inside), ['address']);
+    const mismatch = await request('POST', '/ips', { token, body: { ...own, address: '203.0.114.1' } });
+    assert.deepEqual(propertyNames(mismatch), ['version']);
+    const registered = await request('POST', '/ips', {
+      token,
+      body: { ...own, address: '2001:DB8:FFFF:0:0::1' },
+    });
+    assert.equal(registered.status, 201, registered.text);
+    assert.equal(registered.body.address, '2001:db8:ffff::1');
+    const twice = await request('POST', '/ips', { token, body: { ...own, address: '2001:db8:ffff::1' } });
+    assert.match(twice.body.type, /unable-to-fulfill/);
+  });
+});
+
+/** The device a connection's ports are on. */
+async function deviceOf(connection: string): Promise<string> {
+  const [row] = await stack().db.sequelize.query<{ device: string }>(
+    'SELECT device FROM connections WHERE id = :connection',
+    { replacements: { connection }, type: QueryTypes.SELECT },
+  );
+  return row.device;
+}
