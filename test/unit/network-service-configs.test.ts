@@ -90,7 +90,11 @@ describe('exchange-LAN config rules', () => {
     assert.deepEqual(names({ macs: ['mac-2'] }), ['macs.0']);
     assert.deepEqual(names({}, { assignedRoles: [] }), ['role_assignments']);
     assert.deepEqual(names({}, { billingAccountCanPay: false }), ['billing_account']);
-    assert.deepEqual(names({ product_offering: 'po-other' }), ['product_offering']);
+    assert.deepEqual(
+      names({ product_offering: 'po-other' }, { offering: { ...facts.offering!, id: 'po-other' } }),
+      ['product_offering'],
+    );
+    assert.deepEqual(names({ product_offering: 'po-gone' }, { offering: undefined }), ['product_offering']);
   });
 
   it('holds a change to the rules it touches', () => {
