@@ -9,6 +9,7 @@ import * as portReservations from './migrations/0006-port-reservations';
 import * as macs from './migrations/0007-macs';
 import * as sparePorts from './migrations/0008-spare-ports';
 import * as networkServiceConfigs from './migrations/0009-network-service-configs';
+import * as labServices from './migrations/0011-lab-services';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -26,6 +27,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0007-macs', macs],
   ['0008-spare-ports', sparePorts],
   ['0009-network-service-configs', networkServiceConfigs],
+  ['0011-lab-services', labServices],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {
