@@ -49,7 +49,7 @@ export interface ServiceAttachment {
   outerVlan: number | null;
   /** The inner tag of `qinq`; null otherwise. */
   innerVlan: number | null;
-  /** Lower-case, colon-separated unicast MAC addresses. */
+  /** Lower-case, colon-separated unicast MAC addresses; a set, so reads return them sorted. */
   macs: string[];
   /** Mbit/s, or null for no limit. */
   rateLimit: number | null;

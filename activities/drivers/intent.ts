@@ -1,14 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ConfigChange, DeviceIntent, InterfaceState, LagConfig } from './contract';
+import type { ConfigChange, DeviceIntent, InterfaceState, LagConfig, ServiceAttachment } from './contract';
 import { DriverError } from './contract';
 
 /** The parts of a device an intent may touch, as they are now. */
 export interface DeviceSnapshot {
   interfaces: ReadonlyMap<string, InterfaceState>;
   lags: ReadonlyMap<string, LagConfig>;
+  services: ReadonlyMap<string, ServiceAttachment>;
 }
 
 const LAG_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,79}$/;
+/** Service names are the ids of configs, which may also hold `:` and `_`. */
+const SERVICE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,79}$/;
+const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 const MAX_DESCRIPTION = 240;
 
 const invalid = (message: string): never => {
@@ -39,10 +43,192 @@ function checkLag(lag: LagConfig, snapshot: DeviceSnapshot): void {
   if (speeds.size > 1) invalid(`LAG ${lag.name}: members of different speeds (${[...speeds].join(', ')})`);
 }
 
+const isTag = (value: unknown): value is number =>
+  Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 4094;
+
+/** A service's tags in words, for messages. */
+function tagsOf(service: ServiceAttachment): string {
+  if (service.vlanType === 'dot1q') return `dot1q tag ${service.outerVlan}`;
+  if (service.vlanType === 'qinq') return `qinq tags ${service.outerVlan}/${service.innerVlan}`;
+  return 'untagged';
+}
+
+/** A service with its MACs as a set (sorted) and nothing but the contract's properties. */
+const normalisedService = (service: ServiceAttachment): ServiceAttachment => ({
+  name: service.name,
+  description: service.description,
+  parent: service.parent,
+  vlanType: service.vlanType,
+  outerVlan: service.outerVlan,
+  innerVlan: service.innerVlan,
+  macs: [...service.macs].sort(),
+  rateLimit: service.rateLimit,
+});
+
+/** Checks what a service says of itself; where it sits is checked with the device as a whole. */
+function checkService(service: ServiceAttachment): void {
+  const { name, parent, vlanType, outerVlan, innerVlan } = service;
+  if (typeof name !== 'string' || !SERVICE_NAME.test(name))
+    invalid(`service name ${JSON.stringify(name)} is not a valid name`);
+  const where = `service ${name} on ${parent}`;
+  if (service.description.length > MAX_DESCRIPTION)
+    invalid(`${where}: description longer than ${MAX_DESCRIPTION} characters`);
+  if (vlanType === 'port') {
+    if (outerVlan !== null || innerVlan !== null)
+      invalid(`${where}: a port service takes no tags (outer ${outerVlan}, inner ${innerVlan})`);
+  } else if (vlanType === 'dot1q') {
+    if (!isTag(outerVlan)) invalid(`${where}: dot1q tag ${outerVlan} is not a VLAN from 1 to 4094`);
+    if (innerVlan !== null) invalid(`${where}: dot1q tag ${outerVlan} takes no inner tag (${innerVlan})`);
+  } else if (vlanType === 'qinq') {
+    if (!isTag(outerVlan) || !isTag(innerVlan))
+      invalid(`${where}: qinq tags ${outerVlan}/${innerVlan} are not both VLANs from 1 to 4094`);
+  } else invalid(`${where}: unknown VLAN type ${String(vlanType)}`);
+  for (const mac of service.macs) {
+    if (typeof mac !== 'string' || !MAC.test(mac))
+      invalid(
+        `${where} (${tagsOf(service)}): MAC ${JSON.stringify(mac)} is not lower-case and colon-separated`,
+      );
+    // The lowest bit of the first octet marks group (multicast and broadcast) addresses.
+    if (Number.parseInt(mac.slice(0, 2), 16) % 2 === 1)
+      invalid(`${where} (${tagsOf(service)}): MAC ${mac} is not a unicast address`);
+  }
+  if (new Set(service.macs).size !== service.macs.length)
+    invalid(`${where} (${tagsOf(service)}): names a MAC twice`);
+  const { rateLimit } = service;
+  if (rateLimit !== null && !(Number.isSafeInteger(rateLimit) && rateLimit > 0))
+    invalid(`${where} (${tagsOf(service)}): rate limit ${rateLimit} is not a positive number of Mbit/s`);
+}
+
 /**
- * Checks an intent against a device and works out what committing it changes: LAGs removed,
- * created or changed, and every interface whose settings or LAG membership move. Throws an
- * `invalid-config` DriverError for an intent the device cannot take.
+ * Checks the tags of the services that will sit on one parent: a `port` service takes the whole
+ * parent; `dot1q` services never share a tag; a `qinq` outer tag is never a `dot1q` service's tag;
+ * `qinq` services never share both tags.
+ */
+function checkTags(parent: string, services: readonly ServiceAttachment[]): void {
+  const port = services.find((service) => service.vlanType === 'port');
+  const other = services.find((service) => service !== port);
+  if (port && other)
+    invalid(
+      `service ${port.name} on ${parent}: a port service takes the whole of ${parent}, yet service ${other.name} (${tagsOf(other)}) is on it too`,
+    );
+  const dot1q = new Map<number, string>();
+  for (const service of services) {
+    if (service.vlanType !== 'dot1q') continue;
+    const tag = service.outerVlan!;
+    const holder = dot1q.get(tag);
+    if (holder) invalid(`services ${holder} and ${service.name} on ${parent} both take dot1q tag ${tag}`);
+    dot1q.set(tag, service.name);
+  }
+  const qinq = new Map<string, string>();
+  for (const service of services) {
+    if (service.vlanType !== 'qinq') continue;
+    const holder = dot1q.get(service.outerVlan!);
+    if (holder)
+      invalid(
+        `service ${service.name} on ${parent}: qinq outer tag ${service.outerVlan} is the tag of dot1q service ${holder}`,
+      );
+    const pair = `${service.outerVlan}/${service.innerVlan}`;
+    const twin = qinq.get(pair);
+    if (twin) invalid(`services ${twin} and ${service.name} on ${parent} both take qinq tags ${pair}`);
+    qinq.set(pair, service.name);
+  }
+}
+
+/** The device after an intent, as far as services care: which LAGs exist, who is whose member. */
+interface Outcome {
+  lags: ReadonlyMap<string, LagConfig>;
+  memberOf: ReadonlyMap<string, string>;
+}
+
+/**
+ * Checks where the services will sit and plans their changes, in two groups: `early` ones go
+ * before any LAG or interface changes (deletes, and updates whose new parent can take them from
+ * the start), `late` ones after (creates, and updates onto LAGs or interfaces that become free).
+ * A service moving from a parent that goes to one that only comes is deleted early and created
+ * late, so that no service ever sits on a parent that is missing or a LAG member.
+ */
+function planServices(
+  snapshot: DeviceSnapshot,
+  outcome: Outcome,
+  intent: DeviceIntent,
+): { early: ConfigChange[]; late: ConfigChange[] } {
+  const intended = intent.services ?? [];
+  const removed = new Set(intent.removeServices ?? []);
+  const names = new Set<string>();
+  for (const service of intended) {
+    checkService(service);
+    if (names.has(service.name)) invalid(`the intent names service ${service.name} twice`);
+    if (removed.has(service.name)) invalid(`service ${service.name} is both intended and removed`);
+    names.add(service.name);
+  }
+
+  const after = new Map(snapshot.services);
+  for (const name of removed) after.delete(name);
+  for (const service of intended) after.set(service.name, normalisedService(service));
+
+  const byParent = new Map<string, ServiceAttachment[]>();
+  for (const service of [...after.values()].sort((x, y) => (x.name < y.name ? -1 : 1))) {
+    const { name, parent } = service;
+    if (!outcome.lags.has(parent)) {
+      // A service the intent leaves in place sat well before: the intent's LAG changes moved its ground.
+      const leftInPlace = !names.has(name);
+      if (snapshot.lags.has(parent))
+        invalid(
+          leftInPlace
+            ? `LAG ${parent} is removed while service ${name} sits on it; remove or move the service in the same intent`
+            : `service ${name} on ${parent}: the intent removes LAG ${parent}`,
+        );
+      if (!snapshot.interfaces.has(parent))
+        invalid(`service ${name} on ${parent}: the device has no interface or LAG ${parent}`);
+      const lag = outcome.memberOf.get(parent);
+      if (lag)
+        invalid(
+          leftInPlace
+            ? `interface ${parent} would join LAG ${lag} while service ${name} sits on it; remove or move the service in the same intent`
+            : `service ${name} on ${parent}: interface ${parent} belongs to LAG ${lag}; put the service on the LAG`,
+        );
+    }
+    byParent.set(parent, [...(byParent.get(parent) ?? []), service]);
+  }
+  for (const [parent, services] of byParent) checkTags(parent, services);
+
+  // Where a service can sit: on a LAG that exists, or on an interface in no LAG.
+  const freeAtStart = (parent: string) =>
+    snapshot.lags.has(parent) || snapshot.interfaces.get(parent)?.lag === null;
+  const freeAtEnd = (parent: string) =>
+    outcome.lags.has(parent) || (snapshot.interfaces.has(parent) && !outcome.memberOf.has(parent));
+
+  const deletes: ConfigChange[] = [];
+  const early: ConfigChange[] = [];
+  const late: ConfigChange[] = [];
+  const creates: ConfigChange[] = [];
+  for (const name of [...new Set([...removed, ...names])].sort()) {
+    const was = snapshot.services.get(name) ?? null;
+    const will = after.get(name) ?? null;
+    const change = (
+      action: ConfigChange['action'],
+      before: ServiceAttachment | null,
+      next: ServiceAttachment | null,
+    ): ConfigChange => ({ kind: 'service', name, action, before, after: next });
+    if (was === null) {
+      if (will !== null) creates.push(change('create', null, will));
+    } else if (will === null) deletes.push(change('delete', was, null));
+    else if (isDeepStrictEqual(normalisedService(was), will)) continue;
+    else if (freeAtStart(will.parent)) early.push(change('update', was, will));
+    else if (freeAtEnd(was.parent)) late.push(change('update', was, will));
+    else {
+      deletes.push(change('delete', was, null));
+      creates.push(change('create', null, will));
+    }
+  }
+  return { early: [...deletes, ...early], late: [...late, ...creates] };
+}
+
+/**
+ * Checks an intent against a device and works out what committing it changes: services removed or
+ * moved away, LAGs removed, every interface whose settings or LAG membership move, LAGs created or
+ * changed, then services moved onto them or created. Applied in this order, no service ever sits
+ * on a missing parent. Throws an `invalid-config` DriverError for an intent the device cannot take.
  */
 export function planChanges(snapshot: DeviceSnapshot, intent: DeviceIntent): ConfigChange[] {
   const intendedLags = intent.lags ?? [];
@@ -77,7 +263,9 @@ export function planChanges(snapshot: DeviceSnapshot, intent: DeviceIntent): Con
     settings.set(wanted.name, { ...current, description: wanted.description, enabled: wanted.enabled });
   }
 
-  const changes: ConfigChange[] = [];
+  const services = planServices(snapshot, { lags: lagsAfter, memberOf }, intent);
+
+  const changes: ConfigChange[] = [...services.early];
   for (const name of [...removed].sort()) {
     const before = snapshot.lags.get(name);
     if (before) changes.push({ kind: 'lag', name, action: 'delete', before, after: null });
@@ -101,6 +289,7 @@ export function planChanges(snapshot: DeviceSnapshot, intent: DeviceIntent): Con
     else if (!isDeepStrictEqual(normalised(before), after))
       changes.push({ kind: 'lag', name: lag.name, action: 'update', before, after });
   }
+  changes.push(...services.late);
   return changes;
 }
 
@@ -118,10 +307,14 @@ export function inverseOf(changes: readonly ConfigChange[]): ConfigChange[] {
 export function applyChanges(snapshot: DeviceSnapshot, changes: readonly ConfigChange[]): DeviceSnapshot {
   const interfaces = new Map(snapshot.interfaces);
   const lags = new Map(snapshot.lags);
+  const services = new Map(snapshot.services);
   for (const change of changes) {
     if (change.kind === 'interface') interfaces.set(change.name, change.after as InterfaceState);
-    else if (change.after === null) lags.delete(change.name);
-    else lags.set(change.name, change.after as LagConfig);
+    else if (change.kind === 'lag') {
+      if (change.after === null) lags.delete(change.name);
+      else lags.set(change.name, change.after as LagConfig);
+    } else if (change.after === null) services.delete(change.name);
+    else services.set(change.name, change.after as ServiceAttachment);
   }
-  return { interfaces, lags };
+  return { interfaces, lags, services };
 }

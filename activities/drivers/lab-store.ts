@@ -1,6 +1,13 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
-import type { ConfigChange, DriverErrorCode, InterfaceState, LagConfig, OpticsReading } from './contract';
+import type {
+  ConfigChange,
+  DriverErrorCode,
+  InterfaceState,
+  LagConfig,
+  OpticsReading,
+  ServiceAttachment,
+} from './contract';
 import { DriverError } from './contract';
 import type { DeviceSnapshot } from './intent';
 import { inverseOf } from './intent';
@@ -26,10 +33,21 @@ interface LagRow {
   members: string;
 }
 
+interface ServiceRow {
+  name: string;
+  description: string;
+  parent: string;
+  vlan_type: string;
+  outer_vlan: number | null;
+  inner_vlan: number | null;
+  macs: string;
+  rate_limit: number | string | null;
+}
+
 export interface LabFault {
   /** A device, or every device when absent. */
   device?: string;
-  operation: 'load' | 'commit' | 'rollback' | 'readInterfaces' | 'readLags' | 'readOptics';
+  operation: 'load' | 'commit' | 'rollback' | 'readInterfaces' | 'readLags' | 'readOptics' | 'readServices';
   /** A DriverError code, or `optics-low`: optics readings far below their range. */
   code: DriverErrorCode | 'optics-low';
   message?: string;
@@ -55,11 +73,25 @@ const toLag = (row: LagRow): LagConfig => ({
   members: JSON.parse(row.members) as string[],
 });
 
+const numberOrNull = (value: number | string | null): number | null =>
+  value === null ? null : Number(value);
+
+const toService = (row: ServiceRow): ServiceAttachment => ({
+  name: row.name,
+  description: row.description,
+  parent: row.parent,
+  vlanType: row.vlan_type as ServiceAttachment['vlanType'],
+  outerVlan: numberOrNull(row.outer_vlan),
+  innerVlan: numberOrNull(row.inner_vlan),
+  macs: JSON.parse(row.macs) as string[],
+  rateLimit: numberOrNull(row.rate_limit),
+});
+
 const inList = (names: readonly string[] | undefined) => (names ? ' AND name IN (:names)' : '');
 
 /**
  * The lab fabric in the database: devices with a configuration version, interfaces that mirror
- * the catalogue's ports, LAGs, candidates, commits and injected faults.
+ * the catalogue's ports, LAGs, services on them, candidates, commits and injected faults.
  */
 export function createLabStore(sequelize: Sequelize) {
   const select = <T extends object>(
@@ -95,20 +127,40 @@ export function createLabStore(sequelize: Sequelize) {
           },
           transaction,
         );
+      } else if (change.kind === 'lag') {
+        if (change.after === null) {
+          await run(
+            'DELETE FROM lab_lags WHERE device = :device AND name = :name',
+            { device, name: change.name },
+            transaction,
+          );
+        } else {
+          const lag = change.after as LagConfig;
+          await run(
+            `INSERT INTO lab_lags (device, name, description, mode, lacp_timeout, members)
+             VALUES (:device, :name, :description, :mode, :lacpTimeout, :members)
+             ON DUPLICATE KEY UPDATE description = VALUES(description), mode = VALUES(mode),
+               lacp_timeout = VALUES(lacp_timeout), members = VALUES(members)`,
+            { device, ...lag, members: JSON.stringify(lag.members) },
+            transaction,
+          );
+        }
       } else if (change.after === null) {
         await run(
-          'DELETE FROM lab_lags WHERE device = :device AND name = :name',
+          'DELETE FROM lab_services WHERE device = :device AND name = :name',
           { device, name: change.name },
           transaction,
         );
       } else {
-        const lag = change.after as LagConfig;
+        const service = change.after as ServiceAttachment;
         await run(
-          `INSERT INTO lab_lags (device, name, description, mode, lacp_timeout, members)
-           VALUES (:device, :name, :description, :mode, :lacpTimeout, :members)
-           ON DUPLICATE KEY UPDATE description = VALUES(description), mode = VALUES(mode),
-             lacp_timeout = VALUES(lacp_timeout), members = VALUES(members)`,
-          { device, ...lag, members: JSON.stringify(lag.members) },
+          `INSERT INTO lab_services
+             (device, name, description, parent, vlan_type, outer_vlan, inner_vlan, macs, rate_limit)
+           VALUES (:device, :name, :description, :parent, :vlanType, :outerVlan, :innerVlan, :macs, :rateLimit)
+           ON DUPLICATE KEY UPDATE description = VALUES(description), parent = VALUES(parent),
+             vlan_type = VALUES(vlan_type), outer_vlan = VALUES(outer_vlan),
+             inner_vlan = VALUES(inner_vlan), macs = VALUES(macs), rate_limit = VALUES(rate_limit)`,
+          { device, ...service, macs: JSON.stringify(service.macs) },
           transaction,
         );
       }
@@ -150,7 +202,7 @@ export function createLabStore(sequelize: Sequelize) {
       });
     },
 
-    /** Every interface and LAG of a device, with its configuration version. */
+    /** Every interface, LAG and service of a device, with its configuration version. */
     async snapshot(device: string, transaction?: Transaction): Promise<DeviceSnapshot & { version: number }> {
       const [row] = await select<{ version: number }>(
         'SELECT version FROM lab_devices WHERE device = :device',
@@ -168,10 +220,16 @@ export function createLabStore(sequelize: Sequelize) {
         { device },
         transaction,
       );
+      const services = await select<ServiceRow>(
+        'SELECT * FROM lab_services WHERE device = :device',
+        { device },
+        transaction,
+      );
       return {
         version: Number(row.version),
         interfaces: new Map(interfaces.map((r) => [r.name, toInterface(r)])),
         lags: new Map(lags.map((r) => [r.name, toLag(r)])),
+        services: new Map(services.map((r) => [r.name, toService(r)])),
       };
     },
 
@@ -287,6 +345,14 @@ export function createLabStore(sequelize: Sequelize) {
         { device, names },
       );
       return rows.map(toLag);
+    },
+
+    async readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]> {
+      const rows = await select<ServiceRow>(
+        `SELECT * FROM lab_services WHERE device = :device${inList(names)} ORDER BY name`,
+        { device, names },
+      );
+      return rows.map(toService);
     },
 
     async readOptics(device: string, names: readonly string[], low = false): Promise<OpticsReading[]> {

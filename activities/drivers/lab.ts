@@ -10,6 +10,7 @@ import type {
   InterfaceState,
   LagConfig,
   OpticsReading,
+  ServiceAttachment,
 } from './contract';
 import { DriverError } from './contract';
 import { planChanges } from './intent';
@@ -28,7 +29,7 @@ export interface LabDriverOptions {
  */
 export class LabDriver implements DeviceDriver {
   readonly kind = 'lab';
-  readonly capabilities = { lags: true, lacp: true, optics: true, rollback: true };
+  readonly capabilities = { lags: true, lacp: true, optics: true, rollback: true, services: true };
   readonly store: LabStore;
 
   constructor(
@@ -85,6 +86,11 @@ export class LabDriver implements DeviceDriver {
   async readLags(device: string, names?: readonly string[]): Promise<LagConfig[]> {
     await this.reach(device, 'readLags');
     return this.store.readLags(device, names);
+  }
+
+  async readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]> {
+    await this.reach(device, 'readServices');
+    return this.store.readServices(device, names);
   }
 
   async readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]> {

@@ -21,7 +21,7 @@ function snapshotOf(lags: LagConfig[] = []): DeviceSnapshot {
   const interfaces = new Map(NAMES.map((name) => [name, port(name)]));
   for (const lag of lags)
     for (const member of lag.members) interfaces.set(member, port(member, { lag: lag.name }));
-  return { interfaces, lags: new Map(lags.map((lag) => [lag.name, lag])) };
+  return { interfaces, lags: new Map(lags.map((lag) => [lag.name, lag])), services: new Map() };
 }
 
 const comparable = (snapshot: DeviceSnapshot) => ({
