@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { DeviceDriver, DeviceIntent, InterfaceState } from './contract';
+import type { DeviceDriver, DeviceIntent, InterfaceState, LagConfig, ServiceAttachment } from './contract';
 import { DriverError } from './contract';
 
 /** What the contract tests need of a driver under test. */
@@ -12,6 +12,25 @@ export interface DriverUnderTest {
 }
 
 const key = () => `contract-${randomBytes(6).toString('hex')}`;
+
+type Tags = Pick<ServiceAttachment, 'vlanType' | 'outerVlan' | 'innerVlan'>;
+const untagged: Tags = { vlanType: 'port', outerVlan: null, innerVlan: null };
+const dot1q = (tag: number): Tags => ({ vlanType: 'dot1q', outerVlan: tag, innerVlan: null });
+const qinq = (outer: number, inner: number): Tags => ({
+  vlanType: 'qinq',
+  outerVlan: outer,
+  innerVlan: inner,
+});
+
+const service = (
+  name: string,
+  parent: string,
+  tags: Tags,
+  extra: Partial<ServiceAttachment> = {},
+): ServiceAttachment => ({ name, description: '', parent, ...tags, macs: [], rateLimit: null, ...extra });
+
+const byName = <T extends { name: string }>(items: T[]): T[] =>
+  [...items].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 
 async function expectDriverError(action: Promise<unknown>, code: DriverError['code']): Promise<DriverError> {
   try {
@@ -39,6 +58,29 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       return driver.commit(candidate.id, key());
     };
     const read = async (names: string[]) => driver.readInterfaces(device, names);
+    const readServices = async (names?: string[]) => byName(await driver.readServices(device, names));
+    const lagMode = (): Pick<LagConfig, 'mode' | 'lacpTimeout'> =>
+      driver.capabilities.lacp
+        ? { mode: 'lacp', lacpTimeout: 'fast' }
+        : { mode: 'static', lacpTimeout: null };
+
+    /** Without the capability, a driver refuses services and reads none; says whether it has it. */
+    const servicesSupported = async (): Promise<boolean> => {
+      if (driver.capabilities.services) return true;
+      const intent: DeviceIntent = { device, services: [service('contract-svc', a, dot1q(100))] };
+      await expectDriverError(driver.load(intent), 'invalid-config');
+      assert.deepEqual(await driver.readServices(device), []);
+      return false;
+    };
+
+    /** A LAG of a and b to put services on, or interface d where the driver builds no LAGs. */
+    const bundleParent = async (): Promise<string> => {
+      if (!driver.capabilities.lags) return d;
+      await apply({
+        lags: [{ name: 'contract-svc-lag', description: '', ...lagMode(), members: [a, b] }],
+      });
+      return 'contract-svc-lag';
+    };
 
     before(async () => {
       const subject = await setup();
@@ -48,12 +90,16 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       [a, b, c, d] = subject.interfaces;
     });
 
-    // Every test starts from the same state: none of its LAGs, the four interfaces disabled and blank.
+    // Every test starts from the same state: none of its LAGs or services, the four interfaces
+    // disabled and blank.
     beforeEach(async () => {
       const lags = await driver.readLags(device);
+      const services = driver.capabilities.services ? await driver.readServices(device) : [];
+      const ours = (names: string[]) => names.filter((name) => name.startsWith('contract-'));
       await apply({
         interfaces: [a, b, c, d].map((n) => ({ name: n, description: '', enabled: false })),
-        removeLags: lags.map((lag) => lag.name).filter((name) => name.startsWith('contract-')),
+        removeLags: ours(lags.map((lag) => lag.name)),
+        ...(driver.capabilities.services ? { removeServices: ours(services.map((s) => s.name)) } : {}),
       });
     });
 
@@ -164,9 +210,7 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
         return;
       }
       const lag = { name: 'contract-bundle', description: 'bundle', members: [b, a] };
-      const mode = driver.capabilities.lacp
-        ? ({ mode: 'lacp', lacpTimeout: 'fast' } as const)
-        : ({ mode: 'static', lacpTimeout: null } as const);
+      const mode = lagMode();
       await apply({ lags: [{ ...lag, ...mode }] });
       const [bundle] = await driver.readLags(device, ['contract-bundle']);
       assert.deepEqual(bundle, { ...lag, ...mode, members: [a, b].sort() });
@@ -236,6 +280,189 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       assert.deepEqual(await snapshot(), before);
       await driver.rollback(device, commitId);
       assert.deepEqual(await snapshot(), before);
+    });
+
+    it('carries a dot1q service on a LAG and a qinq service on an interface: creates, reads, changes and removes them', async () => {
+      if (!(await servicesSupported())) return;
+      const lan = service('contract-lan', await bundleParent(), dot1q(100), {
+        description: 'peering LAN',
+        macs: ['02:00:5e:00:00:02', '02:00:5e:00:00:01'],
+        rateLimit: 10000,
+      });
+      const vc = service('contract-vc', c, qinq(200, 300), { description: 'closed user group' });
+      const names = [lan.name, vc.name];
+      const candidate = await driver.load({ device, services: [vc, lan] });
+      assert.deepEqual(
+        candidate.changes.map((change) => [change.kind, change.name, change.action]),
+        [
+          ['service', lan.name, 'create'],
+          ['service', vc.name, 'create'],
+        ],
+      );
+      assert.deepEqual(await readServices(names), [], 'loading changed the device');
+      await driver.commit(candidate.id, key());
+      const created = { ...lan, macs: ['02:00:5e:00:00:01', '02:00:5e:00:00:02'] };
+      assert.deepEqual(await readServices(names), [created, vc], 'MACs read back sorted');
+      assert.deepEqual(await readServices([vc.name]), [vc]);
+
+      const changedLan = { ...created, macs: ['02:00:5e:00:00:03'], rateLimit: null };
+      const changedVc = { ...vc, macs: ['02:00:5e:00:00:04'], rateLimit: 1000 };
+      const { changes } = await apply({ services: [changedLan, changedVc] });
+      assert.deepEqual(
+        changes.map((change) => [change.kind, change.name, change.action]),
+        [
+          ['service', lan.name, 'update'],
+          ['service', vc.name, 'update'],
+        ],
+      );
+      assert.deepEqual(await readServices(names), [changedLan, changedVc]);
+
+      await apply({ removeServices: names });
+      assert.deepEqual(await readServices(names), []);
+    });
+
+    it('refuses services whose tags collide on one parent, and changes nothing', async () => {
+      if (!(await servicesSupported())) return;
+      await apply({
+        services: [service('contract-d100', c, dot1q(100)), service('contract-q200', c, qinq(200, 300))],
+      });
+      const before = await readServices();
+      const refusals: ServiceAttachment[][] = [
+        // A dot1q tag taken, a qinq outer tag that is a dot1q tag, a qinq pair taken, an untagged
+        // service on a tagged parent: against what runs, and within one intent.
+        [service('contract-x', c, dot1q(100))],
+        [service('contract-x', c, qinq(100, 5))],
+        [service('contract-x', c, qinq(200, 300))],
+        [service('contract-x', c, untagged)],
+        [service('contract-x', d, dot1q(7)), service('contract-y', d, dot1q(7))],
+        [service('contract-x', d, dot1q(7)), service('contract-y', d, qinq(7, 1))],
+        [service('contract-x', d, qinq(8, 1)), service('contract-y', d, qinq(8, 1))],
+      ];
+      for (const services of refusals) {
+        const error = await expectDriverError(driver.load({ device, services }), 'invalid-config');
+        assert.equal(error.retryable, false);
+      }
+      assert.deepEqual(await readServices(), before);
+      // The same tags on another parent fit, and so does another inner tag under a used outer one.
+      await apply({
+        services: [service('contract-x', d, dot1q(100)), service('contract-y', c, qinq(200, 301))],
+      });
+      assert.deepEqual(
+        (await readServices()).map((s) => s.name).filter((name) => name.startsWith('contract-')),
+        ['contract-d100', 'contract-q200', 'contract-x', 'contract-y'],
+      );
+    });
+
+    it('gives an untagged (port) service the whole of its parent', async () => {
+      if (!(await servicesSupported())) return;
+      await apply({ services: [service('contract-port', d, untagged)] });
+      for (const tags of [dot1q(100), qinq(100, 1), untagged])
+        await expectDriverError(
+          driver.load({ device, services: [service('contract-tagged', d, tags)] }),
+          'invalid-config',
+        );
+      assert.deepEqual(await readServices(['contract-port', 'contract-tagged']), [
+        service('contract-port', d, untagged),
+      ]);
+      await apply({
+        removeServices: ['contract-port'],
+        services: [service('contract-tagged', d, dot1q(100))],
+      });
+      assert.deepEqual(await readServices(['contract-port', 'contract-tagged']), [
+        service('contract-tagged', d, dot1q(100)),
+      ]);
+      await expectDriverError(
+        driver.load({ device, services: [service('contract-port', d, untagged)] }),
+        'invalid-config',
+      );
+    });
+
+    it('keeps a LAG carrying services until they go or move in the same intent', async () => {
+      if (!(await servicesSupported()) || !driver.capabilities.lags) return;
+      const lag = await bundleParent();
+      await apply({
+        services: [
+          service('contract-lan', lag, dot1q(100)),
+          service('contract-vc', lag, qinq(200, 1)),
+          service('contract-on-c', c, dot1q(100)),
+        ],
+      });
+      const state = async () => ({
+        lags: await driver.readLags(device, [lag]),
+        services: await readServices(),
+      });
+      const before = await state();
+      const refusals: DeviceIntent[] = [
+        { device, removeLags: [lag] },
+        { device, removeLags: [lag], removeServices: ['contract-lan'] },
+        // An interface carrying a service cannot join a LAG.
+        { device, lags: [{ name: lag, description: '', ...lagMode(), members: [a, b, c] }] },
+      ];
+      for (const intent of refusals) await expectDriverError(driver.load(intent), 'invalid-config');
+      assert.deepEqual(await state(), before);
+      await apply({
+        removeLags: [lag],
+        removeServices: ['contract-lan'],
+        services: [service('contract-vc', d, qinq(200, 1))],
+      });
+      assert.deepEqual(await driver.readLags(device, [lag]), []);
+      assert.deepEqual(await readServices(['contract-lan', 'contract-on-c', 'contract-vc']), [
+        service('contract-on-c', c, dot1q(100)),
+        service('contract-vc', d, qinq(200, 1)),
+      ]);
+    });
+
+    it('rolls back services exactly (or refuses to roll back)', async () => {
+      if (!(await servicesSupported())) return;
+      await apply({
+        services: [
+          service('contract-kept', c, dot1q(100), { macs: ['02:00:5e:00:00:01'], rateLimit: 100 }),
+          service('contract-gone', d, qinq(300, 30)),
+        ],
+      });
+      const snapshot = async () => ({
+        interfaces: await read([a, b, c, d]),
+        lags: await driver.readLags(device),
+        services: await readServices(),
+      });
+      const before = await snapshot();
+      const lags = driver.capabilities.lags
+        ? [{ name: 'contract-undo', description: '', ...lagMode(), members: [a, b] }]
+        : [];
+      const { commitId } = await apply({
+        lags,
+        services: [
+          service('contract-kept', c, dot1q(101), { macs: ['02:00:5e:00:00:02'], rateLimit: null }),
+          service('contract-new', lags.length ? 'contract-undo' : a, qinq(300, 30)),
+        ],
+        removeServices: ['contract-gone'],
+      });
+      assert.notDeepEqual(await snapshot(), before);
+      if (!driver.capabilities.rollback) {
+        await expectDriverError(driver.rollback(device, commitId), 'rejected');
+        return;
+      }
+      await driver.rollback(device, commitId);
+      assert.deepEqual(await snapshot(), before);
+      await driver.rollback(device, commitId);
+      assert.deepEqual(await snapshot(), before);
+    });
+
+    it('commits services under a key once', async () => {
+      if (!(await servicesSupported())) return;
+      const commitKey = key();
+      const first = await driver.load({ device, services: [service('contract-once', c, dot1q(100))] });
+      const done = await driver.commit(first.id, commitKey);
+      assert.deepEqual(await driver.commit(first.id, commitKey), done, 'a retried commit answers the same');
+      const second = await driver.load({
+        device,
+        services: [service('contract-twice', c, dot1q(101))],
+        removeServices: ['contract-once'],
+      });
+      assert.equal((await driver.commit(second.id, commitKey)).commitId, done.commitId);
+      assert.deepEqual(await readServices(['contract-once', 'contract-twice']), [
+        service('contract-once', c, dot1q(100)),
+      ]);
     });
 
     it('reads the optics of its interfaces (none where it cannot)', async () => {

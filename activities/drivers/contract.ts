@@ -151,5 +151,6 @@ export interface DeviceDriver {
   readInterfaces(device: string, names?: readonly string[]): Promise<InterfaceState[]>;
   readLags(device: string, names?: readonly string[]): Promise<LagConfig[]>;
   readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]>;
+  /** Services in name order, all or the ones named; none where the driver lacks `services`. */
   readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]>;
 }

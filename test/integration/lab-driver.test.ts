@@ -84,6 +84,15 @@ describe('the lab driver', () => {
     assert.deepEqual((await driver.load({ device: first, interfaces: [] })).changes, []);
   });
 
+  it('reads services through the device, which may time out like any other read', async () => {
+    await driver.store.injectFault({ device: first, operation: 'readServices', code: 'timeout' });
+    await assert.rejects(
+      driver.readServices(first),
+      (error) => error instanceof DriverError && error.code === 'timeout' && error.retryable,
+    );
+    assert.ok(Array.isArray(await driver.readServices(first)), 'the fault applied once');
+  });
+
   it('applies nothing when the device rejects a commit, and says it cannot be retried', async () => {
     const before = await driver.readInterfaces(first, [port]);
     await driver.store.injectFault({
