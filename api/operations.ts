@@ -36,6 +36,11 @@ export interface OperationDefinition {
   operationId: string;
   /** False for the few operations anyone may call (the two auth operations, health, implementation). */
   authenticated: boolean;
+  /**
+   * The handler validates the body itself: a partial update of a polymorphic resource may leave
+   * `type` out (pyixapi does), and only the handler knows the stored type to validate it with.
+   */
+  validatesBody?: boolean;
   handle(context: OperationContext): Promise<Reply>;
 }
 
@@ -84,7 +89,7 @@ export function mountOperations(options: {
       if (!validators.pathMatches(definition.operationId, req.params as Record<string, string>)) {
         throw new NotFoundError(`no ${spec.path.split('/')[1]} at ${req.path}`);
       }
-      validators.body(definition.operationId, req.body);
+      if (!definition.validatesBody) validators.body(definition.operationId, req.body);
       const reply = await definition.handle({
         params: req.params as Record<string, string>,
         query: req.query,

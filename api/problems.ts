@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { isDeadlock } from '../db/repositories/port-allocation';
+import { isDeadlock } from '../db/transactions';
 import type { ProblemTypeName } from '../domain/errors';
 import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import {

@@ -105,10 +105,13 @@ export function networkServiceConfigOperations(deps: {
     return {
       operationId,
       authenticated: true,
+      validatesBody: true,
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         const current = await load(params.id, scope, 'change');
         const given = (body ?? {}) as Record<string, unknown>;
+        // A partial update may leave the type out; it is the stored one.
+        validators.body(operationId, { type: current.type, ...given });
         if (given.type !== undefined && given.type !== current.type)
           throw new ValidationError([{ name: 'type', reason: `the config is ${current.type}; it stays so` }]);
         if (given.network_service !== undefined && given.network_service !== current.network_service)

@@ -80,7 +80,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
       external_ref: text(128, true),
       version: { type: DataTypes.TINYINT, allowNull: false },
       address: text(39),
-      prefix_length: { type: DataTypes.TINYINT, allowNull: false },
+      prefix_length: { type: DataTypes.SMALLINT, allowNull: false },
       fqdn: text(100, true),
       valid_not_before: instant,
       valid_not_after: instant,

@@ -15,6 +15,7 @@ import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
 import { readResource } from '../collection';
 import { newId } from '../ids';
+import { allocatingTransaction } from '../transactions';
 import { networkServiceConfigs } from '../network-service-configs-collection';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
@@ -395,7 +396,7 @@ export function createNetworkServiceConfigRepository(deps: {
       options: { quarantineSeconds: number },
     ): Promise<{ config: NetworkServiceConfig; start: PendingStart }> {
       const id = newId('nsc');
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
         const tagging = await tagsOn(order.connection, taggingOf(order.vlan_config), id, transaction);
         await run(
           `INSERT INTO network_service_configs (id, type, state, status, managing_account, consuming_account,
@@ -435,7 +436,7 @@ export function createNetworkServiceConfigRepository(deps: {
       id: string,
       next: ExchangeLanConfigOrder,
     ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const current = (await read(id, transaction))!;
         const messages: PendingMessage[] = [];

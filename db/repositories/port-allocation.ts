@@ -1,20 +1,11 @@
-import type { Sequelize } from 'sequelize';
-import { QueryTypes, Transaction } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnableToFulfillError } from '../../domain/errors';
+import { allocatingTransaction } from '../transactions';
 
 /** How long an order keeps looking while the ports it could take are held by orders in flight. */
 const PATIENCE_MS = 15_000;
-const READ_COMMITTED = Transaction.ISOLATION_LEVELS.READ_COMMITTED;
-
-/** How often a transaction chosen as a deadlock victim is run again before the error stands. */
-const DEADLOCK_ATTEMPTS = 5;
-
-/** Whether the database rolled the transaction back to break a deadlock. */
-export function isDeadlock(error: unknown): boolean {
-  const cause = (error as { parent?: { errno?: number; code?: string } } | null)?.parent;
-  return cause?.errno === 1213 || cause?.code === 'ER_LOCK_DEADLOCK';
-}
 
 /** Where the ports of a connection must be, and what they must be like. */
 export interface PortDemand {
@@ -73,17 +64,7 @@ export function createPortAllocation(sequelize: Sequelize) {
     async transaction<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
       await acquire();
       try {
-        for (let attempt = 1; ; attempt += 1) {
-          try {
-            return await sequelize.transaction({ isolationLevel: READ_COMMITTED }, (transaction) => {
-              readCommitted.add(transaction);
-              return work(transaction);
-            });
-          } catch (error) {
-            if (!isDeadlock(error) || attempt >= DEADLOCK_ATTEMPTS) throw error;
-            await sleep(10 + Math.floor(Math.random() * 40 * attempt));
-          }
-        }
+        return await allocatingTransaction(sequelize, work, (transaction) => readCommitted.add(transaction));
       } finally {
         release();
       }
