@@ -196,7 +196,7 @@ const randomUnicastMac = () =>
 const MATRIX_CONNECTION_OFFERING = 'po-connection-ham-10g';
 
 /** A connection of the owner for the sub-account, ordered straight into the database. */
-async function matrixConnection(world: World, external: string | null = null) {
+async function matrixConnection(world: World) {
   const { db } = stack();
   const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
   const { connection } = await db.connections.create(
@@ -210,7 +210,7 @@ async function matrixConnection(world: World, external: string | null = null) {
       lacp_timeout: null,
       port_quantity: 1,
       subscriber_side_demarcs: ['matrix demarc'],
-      external_ref: external,
+      external_ref: null,
       purchase_order: '',
       contract_ref: null,
       connecting_party: null,
@@ -218,6 +218,17 @@ async function matrixConnection(world: World, external: string | null = null) {
     offering,
   );
   return connection;
+}
+
+/** One connection per world carries every config of the matrix (each on a VLAN of its own). */
+const carriers = new WeakMap<World, Promise<{ id: string }>>();
+function carrierOf(world: World): Promise<{ id: string }> {
+  let carrier = carriers.get(world);
+  if (!carrier) {
+    carrier = matrixConnection(world);
+    carriers.set(world, carrier);
+  }
+  return carrier;
 }
 
 /** The owner can pay, and holds a contact with `roles`; answers the assignments. */
@@ -399,7 +410,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     async setup(world) {
       const external = canary('config-ref');
       const order = canary('config-po');
-      const connection = await matrixConnection(world);
+      const connection = await carrierOf(world);
       const { config } = await stack().db.networkServiceConfigs.create(
         {
           type: 'exchange_lan',
@@ -425,7 +436,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     },
     async createBody(world) {
       const assignments = await ownerReadyToOrder(world, ['role-noc', 'role-peering']);
-      const connection = await matrixConnection(world);
+      const connection = await carrierOf(world);
       return {
         type: 'exchange_lan',
         network_service: MATRIX_EXCHANGE_LAN,
