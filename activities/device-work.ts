@@ -86,3 +86,11 @@ export async function moveIdempotently(
     throw ApplicationFailure.nonRetryable(`${what} cannot ${event} from ${current}`, 'InvalidTransition');
   return apply();
 }
+
+/** How what a device reads back differs from what was intended, property by property. */
+export function differencesOf<T extends object>(found: T | undefined, intended: T, what: string): string[] {
+  if (!found) return [`${what} is missing`];
+  return (Object.keys(intended) as Array<keyof T>)
+    .filter((key) => JSON.stringify(found[key]) !== JSON.stringify(intended[key]))
+    .map((key) => `${String(key)} is ${JSON.stringify(found[key])}, not ${JSON.stringify(intended[key])}`);
+}

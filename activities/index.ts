@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AccountRepository } from '../db/repositories/account-repository';
 import type { ConnectionRepository } from '../db/repositories/connection-repository';
+import type { NetworkFeatureConfigRepository } from '../db/repositories/network-feature-config-repository';
 import type { NetworkServiceConfigRepository } from '../db/repositories/network-service-config-repository';
 import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
+import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
 import type { DeviceDriver } from './drivers/contract';
 
@@ -13,6 +15,7 @@ export interface ActivityDependencies {
   accounts: AccountRepository;
   connections: ConnectionRepository;
   networkServiceConfigs: NetworkServiceConfigRepository;
+  networkFeatureConfigs: NetworkFeatureConfigRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
   clock: () => Date;
@@ -40,6 +43,7 @@ export function createActivities({
   accounts,
   connections,
   networkServiceConfigs,
+  networkFeatureConfigs,
   driver,
   clock,
   crossConnectDelayMs,
@@ -47,6 +51,7 @@ export function createActivities({
   return {
     ...connectionActivities({ connections, driver, crossConnectDelayMs }),
     ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver }),
+    ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
      * when the account was deleted meanwhile.

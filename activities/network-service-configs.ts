@@ -6,7 +6,7 @@ import type {
 } from '../db/repositories/network-service-config-repository';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
-import { asFailure, commitIntent, heartbeating, moveIdempotently } from './device-work';
+import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
 import type { DeviceDriver, ServiceAttachment } from './drivers/contract';
 
 /** What a config puts on its connection's device: its tags on the bundle or port, MACs, rate limit. */
@@ -89,12 +89,13 @@ export function networkServiceConfigActivities(deps: {
       const placement = await placementOf(configId);
       try {
         const [found] = await heartbeating(() => driver.readServices(placement.device, [configId]));
-        if (!found) return { differences: [`${placement.device} carries no service ${configId}`] };
-        const intended = serviceAttachment(placement);
-        const differences = (Object.keys(intended) as Array<keyof ServiceAttachment>)
-          .filter((key) => JSON.stringify(found[key]) !== JSON.stringify(intended[key]))
-          .map((key) => `${key} is ${JSON.stringify(found[key])}, not ${JSON.stringify(intended[key])}`);
-        return { differences };
+        return {
+          differences: differencesOf(
+            found,
+            serviceAttachment(placement),
+            `service ${configId} on ${placement.device}`,
+          ),
+        };
       } catch (error) {
         throw asFailure(error);
       }

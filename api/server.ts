@@ -15,6 +15,10 @@ import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connectio
 import { IP_COLLECTIONS, ipOperations } from './routes/ips';
 import { MAC_COLLECTIONS, macOperations } from './routes/macs';
 import {
+  NETWORK_FEATURE_CONFIG_COLLECTIONS,
+  networkFeatureConfigOperations,
+} from './routes/network-feature-configs';
+import {
   NETWORK_SERVICE_CONFIG_COLLECTIONS,
   networkServiceConfigOperations,
 } from './routes/network-service-configs';
@@ -100,6 +104,7 @@ export async function startApi(options: {
         writes,
         ipQuarantineSeconds: config.ipQuarantineSeconds,
       }),
+      ...networkFeatureConfigOperations({ featureConfigs: db.networkFeatureConfigs, validators, writes }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,
@@ -114,6 +119,7 @@ export async function startApi(options: {
           ...MAC_COLLECTIONS,
           ...IP_COLLECTIONS,
           ...NETWORK_SERVICE_CONFIG_COLLECTIONS,
+          ...NETWORK_FEATURE_CONFIG_COLLECTIONS,
         ],
       }),
       ...extensionOperations({

@@ -57,6 +57,17 @@ export const STATEFUL_FILTERS: Record<string, FilterSql> = {
   external_ref: eq('external_ref'),
 };
 
+const listOf = (value: unknown) => (Array.isArray(value) ? value : [value]).map(String);
+
+/** Filters of resources with role assignments: by assignment, or by the contacts assigned. */
+export const ROLE_FILTERS: Record<string, FilterSql> = {
+  role_assignments: (value, params) =>
+    `JSON_OVERLAPS(t.role_assignments, ${params.bind(JSON.stringify(listOf(value)))})`,
+  contacts: (value, params) =>
+    `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(listOf(value))})
+       AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`,
+};
+
 /**
  * A related list computed for a page of rows in one query (e.g. a device's capabilities): the query
  * selects `owner` (the id of the row it belongs to) and the columns `collect` needs, for

@@ -1,14 +1,12 @@
 import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../domain/connections';
 import type { CollectionDefinition, FilterSql } from './collection';
-import { eq, idsOf, notEq, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+import { eq, idsOf, notEq, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
 
 /** Connections whose PoP is one of those the SQL selects. */
 const popIn =
   (select: string): FilterSql =>
   (value, params) =>
     `t.pop IN (${select.replace(':value', params.bind(value))})`;
-
-const list = (value: unknown) => (Array.isArray(value) ? value : [value]).map(String);
 
 /** Connections as IX-API lists them; their ports are the ports rows that name them. */
 export const connections: CollectionDefinition = {
@@ -51,11 +49,7 @@ export const connections: CollectionDefinition = {
     supported_network_service: popIn(
       'SELECT p.id FROM pops p JOIN network_services s ON s.metro_area_network = p.metro_area_network WHERE s.id = :value',
     ),
-    role_assignments: (value, params) =>
-      `JSON_OVERLAPS(t.role_assignments, ${params.bind(JSON.stringify(list(value)))})`,
-    contacts: (value, params) =>
-      `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(list(value))})
-         AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`,
+    ...ROLE_FILTERS,
   },
   toResource: (row) => ({
     ...row,

@@ -9,6 +9,7 @@ import { createCredentialRepository } from './repositories/credential-repository
 import { createEventRepository } from './repositories/event-repository';
 import { createIpRepository } from './repositories/ip-repository';
 import { createMacRepository } from './repositories/mac-repository';
+import { createNetworkFeatureConfigRepository } from './repositories/network-feature-config-repository';
 import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
@@ -23,6 +24,7 @@ export interface Database {
   ips: ReturnType<typeof createIpRepository>;
   macs: ReturnType<typeof createMacRepository>;
   networkServiceConfigs: ReturnType<typeof createNetworkServiceConfigRepository>;
+  networkFeatureConfigs: ReturnType<typeof createNetworkFeatureConfigRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
   portAllocation: ReturnType<typeof createPortAllocation>;
   /** Answers when the database takes a trivial query; throws otherwise. */
@@ -37,6 +39,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
   const events = createEventRepository({ models });
   const outbox = createOutboxRepository({ models });
   const portAllocation = createPortAllocation(sequelize);
+  const networkFeatureConfigs = createNetworkFeatureConfigRepository({ sequelize, events, outbox });
   return {
     sequelize,
     accounts: createAccountRepository({ sequelize, models, events, outbox }),
@@ -45,7 +48,14 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     events,
     ips: createIpRepository({ sequelize, events }),
     macs: createMacRepository({ sequelize, events }),
-    networkServiceConfigs: createNetworkServiceConfigRepository({ sequelize, events, outbox }),
+    networkServiceConfigs: createNetworkServiceConfigRepository({
+      sequelize,
+      events,
+      outbox,
+      cascade: (configId, policy, transaction) =>
+        networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
+    }),
+    networkFeatureConfigs,
     outbox,
     portAllocation,
     connections: createConnectionRepository({ sequelize, events, outbox, portAllocation }),

@@ -10,6 +10,7 @@ import * as macs from './migrations/0007-macs';
 import * as sparePorts from './migrations/0008-spare-ports';
 import * as networkServiceConfigs from './migrations/0009-network-service-configs';
 import * as labServices from './migrations/0011-lab-services';
+import * as networkFeatureConfigs from './migrations/0013-network-feature-configs';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -28,6 +29,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0008-spare-ports', sparePorts],
   ['0009-network-service-configs', networkServiceConfigs],
   ['0011-lab-services', labServices],
+  ['0013-network-feature-configs', networkFeatureConfigs],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

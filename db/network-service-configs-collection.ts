@@ -1,9 +1,7 @@
 import { vlanConfigOf } from '../domain/vlans';
 import type { Tagging } from '../domain/vlans';
 import type { CollectionDefinition, FilterSql } from './collection';
-import { eq, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
-
-const list = (value: unknown) => (Array.isArray(value) ? value : [value]).map(String);
+import { eq, idsOf, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
 
 /** A condition on the stored tags; the dot1q tag is stored (and filtered) as the outer tag. */
 const tagFilter =
@@ -39,8 +37,9 @@ export const networkServiceConfigs: CollectionDefinition = {
        WHERE i.network_service_config = t.id) AS ips`,
     `(SELECT COALESCE(JSON_ARRAYAGG(m.mac ORDER BY m.mac), JSON_ARRAY()) FROM network_service_config_macs m
        WHERE m.network_service_config = t.id) AS macs`,
+    `${idsOf('network_feature_configs', 'network_service_config')} AS network_feature_configs`,
   ],
-  jsonColumns: ['status', 'role_assignments', 'asns', 'ips', 'macs'],
+  jsonColumns: ['status', 'role_assignments', 'asns', 'ips', 'macs', 'network_feature_configs'],
   filters: {
     ...STATEFUL_FILTERS,
     type: eq('type'),
@@ -51,11 +50,7 @@ export const networkServiceConfigs: CollectionDefinition = {
     // The outermost tag on the wire: a qinq outer tag or a dot1q tag.
     outer_vlan: tagFilter('t.outer_vlan = :value'),
     inner_vlan: tagFilter(`t.vlan_type = 'qinq' AND t.inner_vlan = :value`),
-    role_assignments: (value, params) =>
-      `JSON_OVERLAPS(t.role_assignments, ${params.bind(JSON.stringify(list(value)))})`,
-    contacts: (value, params) =>
-      `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(list(value))})
-         AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`,
+    ...ROLE_FILTERS,
   },
   toResource: (row) => {
     const { vlan_type, outer_vlan, outer_vlan_ethertype, inner_vlan, ...config } = row;
@@ -70,8 +65,6 @@ export const networkServiceConfigs: CollectionDefinition = {
       vlan_config: vlanConfigOf(tagging),
       capacity: row.capacity === null ? null : Number(row.capacity),
       listed: Boolean(row.listed),
-      // Feature configs (route-server sessions) are not offered yet.
-      network_feature_configs: [],
     };
   },
 };

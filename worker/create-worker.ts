@@ -15,6 +15,7 @@ export function activitiesFor(
     accounts: db.accounts,
     connections: db.connections,
     networkServiceConfigs: db.networkServiceConfigs,
+    networkFeatureConfigs: db.networkFeatureConfigs,
     driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,

@@ -2,3 +2,4 @@ export * from './account-onboarding';
 export * from './connection-provisioning';
 export * from './lifecycle';
 export * from './network-service-config-provisioning';
+export * from './network-feature-config-provisioning';

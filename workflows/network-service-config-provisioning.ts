@@ -64,7 +64,7 @@ export async function provisionNetworkServiceConfig({
             ),
           ],
         });
-        await frame.waitFor(() => false, recheckMs);
+        await frame.waitFor(() => CARRYING.includes(frame.latest().connectionState), recheckMs);
         await frame.look();
       }
       frame.step('configuring the device');
@@ -95,6 +95,24 @@ export async function provisionNetworkServiceConfig({
         ]);
         await frame.move('allocate', [statusEntry(SEVERITY.info, 'retesting', 'Configured again.')]);
         await frame.move('start_testing', [statusEntry(SEVERITY.info, 'retesting', 'Testing again.')]);
+      }
+      // A service with a required route server goes live once the config has a session with it.
+      frame.step('waiting for route-server sessions');
+      while (frame.latest().missingFeatures.length) {
+        const missing = frame.latest().missingFeatures;
+        await activities.recordNetworkServiceConfigStatus({
+          configId,
+          status: [
+            statusEntry(
+              SEVERITY.notice,
+              'feature_config_missing',
+              `The service requires a session with ${missing.join(', ')}: create a network feature config for it (POST /network-feature-configs).`,
+              { network_features: missing },
+            ),
+          ],
+        });
+        await frame.waitFor(() => !frame.latest().missingFeatures.length, recheckMs);
+        await frame.look();
       }
       frame.step('in production');
       await frame.move('go_live', []);

@@ -56,6 +56,30 @@ export interface ServiceAttachment {
 }
 
 /**
+ * A BGP session a route server holds with a member's router. Route servers are devices of their
+ * own to the driver (named like their network feature); they carry sessions, not interfaces.
+ */
+export interface BgpSession {
+  /** Unique on the route server; the activities use the feature config's id. */
+  name: string;
+  peerAsn: number;
+  /** The member router's address (IPv4 or IPv6), canonical text. */
+  peerAddress: string;
+  /** The route server waits for the member's router to open the session. */
+  passive: boolean;
+  /** The cleartext MD5 password, or null for none. */
+  password: string | null;
+  /** The AS-SET the member's announcements are filtered with, for the session's family. */
+  asSet: string | null;
+  /** The most prefixes the member may announce in the session's family, or null for no limit. */
+  maxPrefix: number | null;
+  /** Whether the route server puts its own ASN into the paths it passes on. */
+  insertIxpAsn: boolean;
+  /** The route server's flags switched on for the session; a set, so reads return them sorted. */
+  flags: string[];
+}
+
+/**
  * The intended configuration of the parts of one device a step is about. Parts not named are left
  * as they are; `removeLags` takes LAGs away (their members leave them), `removeServices` takes
  * services away.
@@ -67,15 +91,17 @@ export interface DeviceIntent {
   removeLags?: string[];
   services?: ServiceAttachment[];
   removeServices?: string[];
+  bgpSessions?: BgpSession[];
+  removeBgpSessions?: string[];
 }
 
 export interface ConfigChange {
-  kind: 'interface' | 'lag' | 'service';
+  kind: 'interface' | 'lag' | 'service' | 'bgp_session';
   name: string;
   action: 'create' | 'update' | 'delete';
   /** The part before and after the change; null where it does not exist. */
-  before: InterfaceState | LagConfig | ServiceAttachment | null;
-  after: InterfaceState | LagConfig | ServiceAttachment | null;
+  before: InterfaceState | LagConfig | ServiceAttachment | BgpSession | null;
+  after: InterfaceState | LagConfig | ServiceAttachment | BgpSession | null;
 }
 
 export interface Candidate {
@@ -106,6 +132,8 @@ export interface DriverCapabilities {
   rollback: boolean;
   /** Services on VLANs of interfaces and LAGs, with MAC filters and rate limits. */
   services: boolean;
+  /** BGP sessions on route servers. */
+  bgpSessions: boolean;
 }
 
 export type DriverErrorCode =
@@ -153,4 +181,6 @@ export interface DeviceDriver {
   readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]>;
   /** Services in name order, all or the ones named; none where the driver lacks `services`. */
   readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]>;
+  /** BGP sessions of a route server in name order, all or the ones named; none without `bgpSessions`. */
+  readBgpSessions(device: string, names?: readonly string[]): Promise<BgpSession[]>;
 }

@@ -42,5 +42,5 @@ export const CATALOGUE_TYPES: SupportedTypes = {
   supported_network_service_types: ['exchange_lan'],
   supported_network_service_config_types: ['exchange_lan'],
   supported_network_feature_types: ['route_server'],
-  supported_network_feature_config_types: [],
+  supported_network_feature_config_types: ['route_server'],
 };

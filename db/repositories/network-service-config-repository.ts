@@ -1,19 +1,19 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
-import { dayOf } from '../../domain/cancellation';
 import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
 import type { Conflict } from '../../domain/errors';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { IpVersion } from '../../domain/ip-addresses';
 import { firstFreeHost, formatAddress, parseAddress, parsePrefix } from '../../domain/ip-addresses';
 import type { ConfigOrderFacts, ExchangeLanConfigOrder } from '../../domain/network-service-configs';
-import type { LifecycleEvent, State } from '../../domain/states';
-import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import type { State } from '../../domain/states';
+import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
 import { readResource } from '../collection';
+import { createLifecycleStore } from './lifecycle-store';
 import { newId } from '../ids';
 import { allocatingTransaction } from '../transactions';
 import { networkServiceConfigs } from '../network-service-configs-collection';
@@ -57,6 +57,8 @@ export interface ConfigAgenda {
   decommissionAt: string | null;
   revision: number;
   connectionState: State;
+  /** Required network features (route servers) the config has no session with yet. */
+  missingFeatures: string[];
 }
 
 /** States a config no longer changes from. */
@@ -98,6 +100,12 @@ export function createNetworkServiceConfigRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
   outbox: OutboxRepository;
+  /** Asks the config's route-server sessions to go with it. */
+  cascade?: (
+    configId: string,
+    policy: CancellationPolicy,
+    transaction: Transaction,
+  ) => Promise<PendingMessage[]>;
 }) {
   const { sequelize, events, outbox } = deps;
   const select = <T extends object>(
@@ -112,36 +120,19 @@ export function createNetworkServiceConfigRepository(deps: {
     ((await readResource(sequelize, networkServiceConfigs, id, undefined, transaction)) ?? undefined) as
       NetworkServiceConfig | undefined;
 
-  const tell = (
-    type: string,
-    payload: Record<string, unknown>,
-    config: { managing_account: string; consuming_account: string },
-    transaction: Transaction,
-  ) => events.appendFor({ type, payload }, [config.managing_account, config.consuming_account], transaction);
-
-  const reconsider = (id: string, transaction: Transaction) =>
-    outbox.enqueue({ workflowId: configWorkflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
-
-  /** The config's row, locked for the rest of the transaction. */
-  async function lock(id: string, transaction: Transaction) {
-    const [row] = await select<{
-      state: State;
-      managing_account: string;
-      consuming_account: string;
-      connection: string;
-      network_service: string;
-      current_billing_start_date: string | null;
-      cancel_requested_at: Date | null;
-    }>(
-      `SELECT state, managing_account, consuming_account, connection, network_service, cancel_requested_at,
-         DATE_FORMAT(current_billing_start_date, '%Y-%m-%d') AS current_billing_start_date
-       FROM network_service_configs WHERE id = :id FOR UPDATE`,
-      { id },
-      transaction,
-    );
-    if (!row) throw new NotFoundError(`no network-service-configs with id ${id}`);
-    return row;
-  }
+  const lifecycle = createLifecycleStore<NetworkServiceConfig>({
+    sequelize,
+    events,
+    outbox,
+    table: 'network_service_configs',
+    what: 'network-service-configs',
+    eventPrefix: 'network_service_config',
+    workflowId: configWorkflowId,
+    read,
+    onEnded: (id, transaction) => release(id, transaction),
+    cascade: deps.cascade,
+  });
+  const { lock, tell, reconsider } = lifecycle;
 
   /**
    * The tagging a config gets on its connection beside the connection's other configs (the
@@ -509,106 +500,20 @@ export function createNetworkServiceConfigRepository(deps: {
     },
 
     /**
-     * Asks for the config to go: in production it is decommissioned on the policy's day; still
-     * being provisioned, it is cancelled as soon as its workflow can stop; decommissioned or
-     * cancelled, it is archived. Asking again while it is going changes nothing.
+     * Asks for the config to go (its route-server sessions with it): decommissioned on the policy's
+     * day in production, cancelled while provisioning, archived once gone.
      */
     async requestCancellation(
       id: string,
       policy: CancellationPolicy,
     ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
-        const row = await lock(id, transaction);
-        const messages: PendingMessage[] = [];
-        const stateChanged = (to: State, event: LifecycleEvent, extra: Record<string, unknown> = {}) =>
-          tell(
-            'network_service_config.state_changed',
-            { id, from: row.state, to, event, ...extra },
-            row,
-            transaction,
-          );
-        if (row.state === 'decommissioned' || row.state === 'cancelled') {
-          const to = transition(row.state, 'archive');
-          await run(
-            'UPDATE network_service_configs SET state = :to, updated_at = NOW(3) WHERE id = :id',
-            { id, to },
-            transaction,
-          );
-          await stateChanged(to, 'archive');
-        } else if (
-          row.state === 'production' ||
-          row.state === 'production_change_pending' ||
-          (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator'))
-        ) {
-          const to = transition(row.state, 'request_decommission');
-          await run(
-            `UPDATE network_service_configs SET state = :to, decommission_at = :decommission_at,
-               charged_until = :charged_until, status = '[]', updated_at = NOW(3) WHERE id = :id`,
-            { id, to, ...policy },
-            transaction,
-          );
-          await stateChanged(to, 'request_decommission', { ...policy });
-          messages.push(await reconsider(id, transaction));
-        } else if (
-          row.state !== 'decommission_requested' &&
-          row.state !== 'archived' &&
-          !row.cancel_requested_at
-        ) {
-          await run(
-            `UPDATE network_service_configs SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
-               charged_until = :charged_until, updated_at = NOW(3) WHERE id = :id`,
-            { id, ...policy },
-            transaction,
-          );
-          await tell(
-            'network_service_config.cancellation_requested',
-            { id, state: row.state },
-            row,
-            transaction,
-          );
-          messages.push(await reconsider(id, transaction));
-        }
-        return { config: (await read(id, transaction))!, messages };
-      });
+      const { resource, messages } = await lifecycle.requestCancellation(id, policy);
+      return { config: resource, messages };
     },
 
-    /**
-     * Moves a config along the lifecycle and records the event, in one transaction. Going live the
-     * first time starts billing; decommissioned or cancelled, its tags and addresses go back.
-     */
-    async applyLifecycleEvent(
-      id: string,
-      event: LifecycleEvent,
-      status: StatusEntry[],
-    ): Promise<NetworkServiceConfig> {
-      return sequelize.transaction(async (transaction) => {
-        const row = await lock(id, transaction);
-        const to = transition(row.state, event);
-        await run(
-          `UPDATE network_service_configs SET state = :to, status = :status, updated_at = NOW(3),
-             current_billing_start_date = CASE WHEN :to = 'production'
-               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
-           WHERE id = :id`,
-          { id, to, status: JSON.stringify(status), today: dayOf(new Date()) },
-          transaction,
-        );
-        if (to === 'decommissioned' || to === 'cancelled') await release(id, transaction);
-        await tell(
-          'network_service_config.state_changed',
-          { id, from: row.state, to, event },
-          row,
-          transaction,
-        );
-        return (await read(id, transaction))!;
-      });
-    },
-
-    async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
-      await sequelize.query(
-        'UPDATE network_service_configs SET status = :status, updated_at = NOW(3) WHERE id = :id',
-        { replacements: { id, status: JSON.stringify(status) } },
-      );
-    },
+    /** Moves a config along the lifecycle; decommissioned or cancelled, its tags and addresses go back. */
+    applyLifecycleEvent: lifecycle.applyLifecycleEvent,
+    recordStatus: lifecycle.recordStatus,
 
     /** What the config's workflow has to do next; undefined when the config is gone. */
     async agenda(id: string): Promise<ConfigAgenda | undefined> {
@@ -627,6 +532,14 @@ export function createNetworkServiceConfigRepository(deps: {
         { id },
       );
       if (!row) return undefined;
+      // Required features (route servers) without a live session of this config.
+      const missing = await select<{ id: string }>(
+        `SELECT f.id FROM network_features f JOIN network_service_configs n ON n.network_service = f.network_service
+         WHERE n.id = :id AND f.required AND NOT EXISTS (SELECT 1 FROM network_feature_configs x
+           WHERE x.network_service_config = n.id AND x.network_feature = f.id AND x.state NOT IN (:gone))
+         ORDER BY f.id`,
+        { id, gone: CONFIG_GOING },
+      );
       return {
         state: row.state,
         cancelRequested: row.cancel_requested_at !== null,
@@ -634,6 +547,7 @@ export function createNetworkServiceConfigRepository(deps: {
         decommissionAt: row.decommission_at,
         revision: Number(row.revision),
         connectionState: row.connection_state,
+        missingFeatures: missing.map((feature) => feature.id),
       };
     },
 

@@ -1,0 +1,46 @@
+import type { CollectionDefinition } from './collection';
+import { eq, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+
+const count = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+
+/** Network feature configs as IX-API lists them: a member's sessions with route servers. */
+export const networkFeatureConfigs: CollectionDefinition = {
+  name: 'network-feature-configs',
+  table: 'network_feature_configs',
+  columns: [
+    'id',
+    'type',
+    ...STATEFUL_COLUMNS,
+    'network_feature',
+    'network_service_config',
+    'asn',
+    'password',
+    'as_set_v4',
+    'as_set_v6',
+    'max_prefix_v4',
+    'max_prefix_v6',
+    'insert_ixp_asn',
+    'session_mode',
+    'bgp_session_type',
+    'ip',
+    'flags',
+    'decommission_at',
+    'charged_until',
+    'current_billing_start_date',
+  ],
+  jsonColumns: ['status', 'role_assignments', 'flags'],
+  filters: {
+    ...STATEFUL_FILTERS,
+    type: eq('type'),
+    service_config: eq('network_service_config'),
+    network_feature: eq('network_feature'),
+    ...ROLE_FILTERS,
+  },
+  toResource: (row) => ({
+    ...row,
+    asn: Number(row.asn),
+    max_prefix_v4: count(row.max_prefix_v4),
+    max_prefix_v6: count(row.max_prefix_v6),
+    insert_ixp_asn: row.insert_ixp_asn === null ? null : Boolean(row.insert_ixp_asn),
+  }),
+};

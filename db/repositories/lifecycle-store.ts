@@ -1,0 +1,179 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { CancellationPolicy } from '../../domain/cancellation';
+import { dayOf } from '../../domain/cancellation';
+import { NotFoundError } from '../../domain/errors';
+import type { LifecycleEvent, State } from '../../domain/states';
+import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import type { StatusEntry } from '../../domain/status';
+import type { EventRepository } from './event-repository';
+import type { OutboxRepository, PendingMessage } from './outbox-repository';
+
+/** The row of a stateful resource, as its lifecycle needs it. */
+export interface LifecycleRow {
+  state: State;
+  managing_account: string;
+  consuming_account: string;
+  current_billing_start_date: string | null;
+  cancel_requested_at: Date | null;
+}
+
+/**
+ * The stored side of a stateful resource's lifecycle, written once for every table that holds one
+ * (state, status, billing start, decommission day, cancellation mark): locking the row, moving it
+ * along the one transition table with an event, recording status, and asking it to go. What is
+ * particular to a kind of resource comes in as hooks.
+ */
+export function createLifecycleStore<R>(deps: {
+  sequelize: Sequelize;
+  events: EventRepository;
+  outbox: OutboxRepository;
+  table: string;
+  /** The resource family in errors (`network-service-configs`). */
+  what: string;
+  /** The prefix of event types (`network_service_config`). */
+  eventPrefix: string;
+  workflowId: (id: string) => string;
+  read: (id: string, transaction: Transaction) => Promise<R | undefined>;
+  /** Runs when the resource is cancelled or decommissioned, in the same transaction. */
+  onEnded?: (id: string, transaction: Transaction) => Promise<void>;
+  /**
+   * Runs when the resource is asked to go, in the same transaction, with the policy it goes by;
+   * answers the messages for the resources that go with it.
+   */
+  cascade?: (id: string, policy: CancellationPolicy, transaction: Transaction) => Promise<PendingMessage[]>;
+}) {
+  const { sequelize, events, outbox, table } = deps;
+  const run = (sql: string, replacements: Record<string, unknown>, transaction: Transaction) =>
+    sequelize.query(sql, { replacements, transaction });
+
+  const tell = (
+    type: string,
+    payload: Record<string, unknown>,
+    owner: { managing_account: string; consuming_account: string },
+    transaction: Transaction,
+  ) =>
+    events.appendFor(
+      { type: `${deps.eventPrefix}.${type}`, payload },
+      [owner.managing_account, owner.consuming_account],
+      transaction,
+    );
+
+  async function lock(id: string, transaction: Transaction): Promise<LifecycleRow> {
+    const [row] = await sequelize.query<LifecycleRow>(
+      `SELECT state, managing_account, consuming_account, cancel_requested_at,
+         DATE_FORMAT(current_billing_start_date, '%Y-%m-%d') AS current_billing_start_date
+       FROM ${table} WHERE id = :id FOR UPDATE`,
+      { replacements: { id }, type: QueryTypes.SELECT, transaction },
+    );
+    if (!row) throw new NotFoundError(`no ${deps.what} with id ${id}`);
+    return row;
+  }
+
+  const reconsider = (id: string, transaction: Transaction) =>
+    outbox.enqueue({ workflowId: deps.workflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+
+  /** Asks for the resource to go, within a transaction that locked it already. */
+  async function requestCancellationIn(
+    id: string,
+    row: LifecycleRow,
+    policy: CancellationPolicy,
+    transaction: Transaction,
+  ): Promise<PendingMessage[]> {
+    const messages: PendingMessage[] = [];
+    const stateChanged = (to: State, event: LifecycleEvent, extra: Record<string, unknown> = {}) =>
+      tell('state_changed', { id, from: row.state, to, event, ...extra }, row, transaction);
+    if (row.state === 'decommissioned' || row.state === 'cancelled') {
+      const to = transition(row.state, 'archive');
+      await run(
+        `UPDATE ${table} SET state = :to, updated_at = NOW(3) WHERE id = :id`,
+        { id, to },
+        transaction,
+      );
+      await stateChanged(to, 'archive');
+    } else if (
+      row.state === 'production' ||
+      row.state === 'production_change_pending' ||
+      // In trouble after going live (a change that failed): decommissioned like any live one.
+      (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator'))
+    ) {
+      const to = transition(row.state, 'request_decommission');
+      await run(
+        `UPDATE ${table} SET state = :to, decommission_at = :decommission_at, charged_until = :charged_until,
+           status = '[]', updated_at = NOW(3) WHERE id = :id`,
+        { id, to, ...policy },
+        transaction,
+      );
+      await stateChanged(to, 'request_decommission', { ...policy });
+      messages.push(await reconsider(id, transaction));
+      if (deps.cascade) messages.push(...(await deps.cascade(id, policy, transaction)));
+    } else if (
+      row.state !== 'decommission_requested' &&
+      row.state !== 'archived' &&
+      !row.cancel_requested_at
+    ) {
+      await run(
+        `UPDATE ${table} SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
+           charged_until = :charged_until, updated_at = NOW(3) WHERE id = :id`,
+        { id, ...policy },
+        transaction,
+      );
+      await tell('cancellation_requested', { id, state: row.state }, row, transaction);
+      messages.push(await reconsider(id, transaction));
+      if (deps.cascade) messages.push(...(await deps.cascade(id, policy, transaction)));
+    }
+    return messages;
+  }
+
+  return {
+    lock,
+    tell,
+    reconsider,
+    requestCancellationIn,
+
+    /**
+     * Asks for the resource to go: in production it is decommissioned on the policy's day; still
+     * being provisioned, it is cancelled as soon as its workflow can stop; decommissioned or
+     * cancelled, it is archived. Asking again while it is going changes nothing.
+     */
+    async requestCancellation(
+      id: string,
+      policy: CancellationPolicy,
+    ): Promise<{ resource: R; messages: PendingMessage[] }> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const messages = await requestCancellationIn(id, row, policy, transaction);
+        return { resource: (await deps.read(id, transaction))!, messages };
+      });
+    },
+
+    /**
+     * Moves the resource along the lifecycle and records the event, in one transaction. Going live
+     * the first time starts billing; cancelled or decommissioned, `onEnded` gives back what it held.
+     */
+    async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<R> {
+      return sequelize.transaction(async (transaction) => {
+        const row = await lock(id, transaction);
+        const to = transition(row.state, event);
+        await run(
+          `UPDATE ${table} SET state = :to, status = :status, updated_at = NOW(3),
+             current_billing_start_date = CASE WHEN :to = 'production'
+               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
+           WHERE id = :id`,
+          { id, to, status: JSON.stringify(status), today: dayOf(new Date()) },
+          transaction,
+        );
+        if ((to === 'decommissioned' || to === 'cancelled') && deps.onEnded)
+          await deps.onEnded(id, transaction);
+        await tell('state_changed', { id, from: row.state, to, event }, row, transaction);
+        return (await deps.read(id, transaction))!;
+      });
+    },
+
+    async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
+      await sequelize.query(`UPDATE ${table} SET status = :status, updated_at = NOW(3) WHERE id = :id`, {
+        replacements: { id, status: JSON.stringify(status) },
+      });
+    },
+  };
+}
