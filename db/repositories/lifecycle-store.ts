@@ -136,10 +136,10 @@ export function createLifecycleStore<R>(deps: {
      * being provisioned, it is cancelled as soon as its workflow can stop; decommissioned or
      * cancelled, it is archived. Asking again while it is going changes nothing.
      */
-    async requestCancellation(
+    requestCancellation: async (
       id: string,
       policy: CancellationPolicy,
-    ): Promise<{ resource: R; messages: PendingMessage[] }> {
+    ): Promise<{ resource: R; messages: PendingMessage[] }> => {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
         const messages = await requestCancellationIn(id, row, policy, transaction);
@@ -151,7 +151,7 @@ export function createLifecycleStore<R>(deps: {
      * Moves the resource along the lifecycle and records the event, in one transaction. Going live
      * the first time starts billing; cancelled or decommissioned, `onEnded` gives back what it held.
      */
-    async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<R> {
+    applyLifecycleEvent: async (id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<R> => {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
         const to = transition(row.state, event);
@@ -170,7 +170,7 @@ export function createLifecycleStore<R>(deps: {
       });
     },
 
-    async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
+    recordStatus: async (id: string, status: StatusEntry[]): Promise<void> => {
       await sequelize.query(`UPDATE ${table} SET status = :status, updated_at = NOW(3) WHERE id = :id`, {
         replacements: { id, status: JSON.stringify(status) },
       });
