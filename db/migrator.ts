@@ -10,6 +10,7 @@ import * as macs from './migrations/0007-macs';
 import * as sparePorts from './migrations/0008-spare-ports';
 import * as networkServiceConfigs from './migrations/0009-network-service-configs';
 import * as labServices from './migrations/0011-lab-services';
+import * as trafficSamples from './migrations/0010-traffic-samples';
 import * as networkFeatureConfigs from './migrations/0013-network-feature-configs';
 
 interface Migration {
@@ -28,6 +29,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0007-macs', macs],
   ['0008-spare-ports', sparePorts],
   ['0009-network-service-configs', networkServiceConfigs],
+  ['0010-traffic-samples', trafficSamples],
   ['0011-lab-services', labServices],
   ['0013-network-feature-configs', networkFeatureConfigs],
 ];

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { DeviceDriver, DeviceIntent, InterfaceState, LagConfig, ServiceAttachment } from './contract';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type {
+  CounterReading,
+  DeviceDriver,
+  DeviceIntent,
+  InterfaceState,
+  LagConfig,
+  ServiceAttachment,
+} from './contract';
 import { DriverError } from './contract';
 
 /** What the contract tests need of a driver under test. */
@@ -31,6 +39,19 @@ const service = (
 
 const byName = <T extends { name: string }>(items: T[]): T[] =>
   [...items].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+const COUNTERS = [
+  'octetsIn',
+  'octetsOut',
+  'packetsIn',
+  'packetsOut',
+  'errorsIn',
+  'errorsOut',
+  'discardsIn',
+  'discardsOut',
+] as const;
+
+/** The counters of a reading alone, to compare readings of different instants. */
+const countersOf = (reading: CounterReading) => COUNTERS.map((name) => reading[name]);
 
 async function expectDriverError(action: Promise<unknown>, code: DriverError['code']): Promise<DriverError> {
   try {
@@ -479,6 +500,77 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
         assert.ok(Number.isFinite(reading.rxDbm) && Number.isFinite(reading.txDbm));
         assert.equal(typeof reading.inRange, 'boolean');
       }
+    });
+
+    /** Reads counters again until the device's clock has moved on from `after`. */
+    const readLater = async (names: string[], after: string): Promise<CounterReading[]> => {
+      for (let attempt = 0; ; attempt += 1) {
+        const readings = await driver.readCounters(device, names);
+        if (readings[0].readAt > after || attempt >= 200) return readings;
+        await sleep(10);
+      }
+    };
+
+    it('reads counters that only grow, all of one read at one instant (none where it cannot)', async () => {
+      if (!driver.capabilities.counters) {
+        assert.deepEqual(await driver.readCounters(device, [a]), []);
+        return;
+      }
+      await apply({ interfaces: [{ name: a, description: 'counted', enabled: true }] });
+      const first = await driver.readCounters(device, [a, b]);
+      assert.deepEqual(
+        first.map((r) => r.interface),
+        [a, b],
+      );
+      assert.equal(new Set(first.map((r) => r.readAt)).size, 1, 'one instant for the whole read');
+      for (const reading of first)
+        for (const value of countersOf(reading)) assert.ok(typeof value === 'bigint' && value >= 0n);
+      const later = await readLater([a, b], first[0].readAt);
+      assert.ok(later[0].readAt > first[0].readAt, 'the device clock moves on');
+      for (const [index, reading] of later.entries())
+        for (const [at, value] of countersOf(reading).entries())
+          assert.ok(value >= countersOf(first[index])[at], `${reading.interface} ${COUNTERS[at]} went down`);
+      assert.deepEqual(countersOf(later[1]), countersOf(first[1]), 'a disabled interface carries no traffic');
+      assert.deepEqual(await driver.readCounters(device, []), []);
+    });
+
+    it('counts a LAG as the sum of its members', async () => {
+      if (!driver.capabilities.counters || !driver.capabilities.lags) return;
+      await apply({
+        interfaces: [a, b].map((name) => ({ name, description: 'counted', enabled: true })),
+        lags: [
+          { name: 'contract-counted', description: '', mode: 'static', lacpTimeout: null, members: [a, b] },
+        ],
+      });
+      const [lag, first, second, service] = await driver.readCounters(device, [
+        'contract-counted',
+        a,
+        b,
+        'contract-counted.100',
+      ]);
+      for (const name of COUNTERS) assert.equal(lag[name], first[name] + second[name], name);
+      assert.equal(service.interface, 'contract-counted.100', 'a sub-interface of the LAG');
+    });
+
+    it('reads sub-interfaces of its interfaces and LAGs on VLANs 1 to 4094', async () => {
+      if (!driver.capabilities.counters) return;
+      await apply({ interfaces: [{ name: a, description: 'counted', enabled: true }] });
+      const readings = await driver.readCounters(device, [`${a}.1`, `${a}.4094`, a]);
+      assert.deepEqual(
+        readings.map((r) => r.interface),
+        [`${a}.1`, `${a}.4094`, a],
+      );
+      for (const name of [`${a}.0`, `${a}.4095`, `${a}.x`, `no-such-interface.10`])
+        await expectDriverError(driver.readCounters(device, [name]), 'invalid-config');
+    });
+
+    it('refuses to read counters of an interface it does not know', async () => {
+      if (!driver.capabilities.counters) return;
+      const error = await expectDriverError(
+        driver.readCounters(device, [a, 'no-such-interface']),
+        'invalid-config',
+      );
+      assert.equal(error.retryable, false);
     });
   });
 }

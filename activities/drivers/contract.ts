@@ -124,6 +124,27 @@ export interface OpticsReading {
   inRange: boolean;
 }
 
+/**
+ * Traffic counters of one interface, LAG or sub-interface, as the device read them at `readAt`.
+ * Like SNMP's Counter64 they are unsigned 64-bit integers that only grow: an interface's counters
+ * stand still while it carries no traffic and carry on (never reset) when it carries some again.
+ * A LAG counts the sum of its members' counters, so its counters step when members change.
+ */
+export interface CounterReading {
+  /** An interface, a LAG, or a sub-interface `<interface-or-lag>.<vlan>` (VLAN 1 to 4094). */
+  interface: string;
+  /** The instant the counters were read (ISO 8601); one instant for every name of one read. */
+  readAt: string;
+  octetsIn: bigint;
+  octetsOut: bigint;
+  packetsIn: bigint;
+  packetsOut: bigint;
+  errorsIn: bigint;
+  errorsOut: bigint;
+  discardsIn: bigint;
+  discardsOut: bigint;
+}
+
 /** What a driver can do; callers skip what it cannot. */
 export interface DriverCapabilities {
   lags: boolean;
@@ -134,6 +155,8 @@ export interface DriverCapabilities {
   services: boolean;
   /** BGP sessions on route servers. */
   bgpSessions: boolean;
+  /** Traffic counters of interfaces, LAGs and sub-interfaces. */
+  counters: boolean;
 }
 
 export type DriverErrorCode =
@@ -183,4 +206,10 @@ export interface DeviceDriver {
   readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]>;
   /** BGP sessions of a route server in name order, all or the ones named; none without `bgpSessions`. */
   readBgpSessions(device: string, names?: readonly string[]): Promise<BgpSession[]>;
+  /**
+   * The traffic counters of the named interfaces, LAGs and sub-interfaces, in the order named and
+   * all read at one instant; none where the driver cannot read counters. A name the device does not
+   * know (or a VLAN outside 1 to 4094) is refused as `invalid-config`, and nothing is read.
+   */
+  readCounters(device: string, names: readonly string[]): Promise<CounterReading[]>;
 }

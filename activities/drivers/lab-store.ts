@@ -2,6 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type {
   ConfigChange,
+  CounterReading,
   DriverErrorCode,
   InterfaceState,
   LagConfig,
@@ -11,6 +12,8 @@ import type {
 import { DriverError } from './contract';
 import type { DeviceSnapshot } from './intent';
 import { inverseOf } from './intent';
+import type { Counters } from './lab-traffic';
+import { countersOf, octetsBetween, subInterfaceShare, trafficProfile } from './lab-traffic';
 
 /** Receive power the lab's optics are specified for, in dBm. */
 export const OPTICS_RX_RANGE = { min: -14, max: 2 } as const;
@@ -23,6 +26,11 @@ interface InterfaceRow {
   lag: string | null;
   rx_dbm: number;
   tx_dbm: number;
+  /** Since when the interface carries traffic (it is enabled), or null. */
+  traffic_since: Date | string | null;
+  /** Octets carried before `traffic_since` (DECIMAL, read as text). */
+  octets_in: string | number;
+  octets_out: string | number;
 }
 
 interface LagRow {
@@ -47,7 +55,15 @@ interface ServiceRow {
 export interface LabFault {
   /** A device, or every device when absent. */
   device?: string;
-  operation: 'load' | 'commit' | 'rollback' | 'readInterfaces' | 'readLags' | 'readOptics' | 'readServices';
+  operation:
+    | 'load'
+    | 'commit'
+    | 'rollback'
+    | 'readInterfaces'
+    | 'readLags'
+    | 'readOptics'
+    | 'readServices'
+    | 'readCounters';
   /** A DriverError code, or `optics-low`: optics readings far below their range. */
   code: DriverErrorCode | 'optics-low';
   message?: string;
@@ -89,11 +105,50 @@ const toService = (row: ServiceRow): ServiceAttachment => ({
 
 const inList = (names: readonly string[] | undefined) => (names ? ' AND name IN (:names)' : '');
 
+const epochMs = (value: Date | string) => new Date(value).getTime();
+
+/** The octets an interface has carried in and out up to `nowMs`, with its traffic profile. */
+function carried(device: string, row: InterfaceRow, nowMs: number) {
+  const profile = trafficProfile(device, row.name, Number(row.speed));
+  let octetsIn = BigInt(String(row.octets_in));
+  let octetsOut = BigInt(String(row.octets_out));
+  if (row.traffic_since !== null) {
+    const since = epochMs(row.traffic_since);
+    octetsIn += octetsBetween(profile.meanIn, profile, since, nowMs);
+    octetsOut += octetsBetween(profile.meanOut, profile, since, nowMs);
+  }
+  return { profile, octetsIn, octetsOut };
+}
+
+const COUNTER_NAMES = [
+  'octetsIn',
+  'octetsOut',
+  'packetsIn',
+  'packetsOut',
+  'errorsIn',
+  'errorsOut',
+  'discardsIn',
+  'discardsOut',
+] as const;
+
+const ZERO: Counters = Object.fromEntries(COUNTER_NAMES.map((name) => [name, 0n])) as Counters;
+
+const sum = (a: Counters, b: Counters): Counters =>
+  Object.fromEntries(COUNTER_NAMES.map((name) => [name, a[name] + b[name]])) as Counters;
+
+const share = (counters: Counters, perMille: bigint): Counters =>
+  Object.fromEntries(COUNTER_NAMES.map((name) => [name, (counters[name] * perMille) / 1000n])) as Counters;
+
+/** `<interface-or-lag>.<vlan>`: the parent and the VLAN, or undefined for another spelling. */
+const SUB_INTERFACE = /^(.+)\.(\d{1,4})$/;
+
 /**
  * The lab fabric in the database: devices with a configuration version, interfaces that mirror
- * the catalogue's ports, LAGs, services on them, candidates, commits and injected faults.
+ * the catalogue's ports, LAGs, services on them, candidates, commits and injected faults. `clock`
+ * says when traffic starts and stops as interfaces are enabled and disabled, and when counters are
+ * read.
  */
-export function createLabStore(sequelize: Sequelize) {
+export function createLabStore(sequelize: Sequelize, clock: () => Date = () => new Date()) {
   const select = <T extends object>(
     sql: string,
     replacements: Record<string, unknown>,
@@ -112,18 +167,44 @@ export function createLabStore(sequelize: Sequelize) {
     return Number(row.version);
   }
 
+  /**
+   * Traffic starts when an interface is enabled and stops when it is disabled; what it carried
+   * until then is kept, so its counters carry on where they stood when it is enabled again.
+   */
+  async function trafficAfter(device: string, name: string, enabled: boolean, transaction: Transaction) {
+    const [row] = await select<InterfaceRow>(
+      'SELECT * FROM lab_interfaces WHERE device = :device AND name = :name FOR UPDATE',
+      { device, name },
+      transaction,
+    );
+    const now = clock();
+    if (!row || enabled === (row.traffic_since !== null))
+      return {
+        since: row?.traffic_since ?? null,
+        octetsIn: String(row?.octets_in ?? 0),
+        octetsOut: String(row?.octets_out ?? 0),
+      };
+    if (enabled) return { since: now, octetsIn: String(row.octets_in), octetsOut: String(row.octets_out) };
+    const { octetsIn, octetsOut } = carried(device, row, now.getTime());
+    return { since: null, octetsIn: octetsIn.toString(), octetsOut: octetsOut.toString() };
+  }
+
   async function apply(device: string, changes: readonly ConfigChange[], transaction: Transaction) {
     for (const change of changes) {
       if (change.kind === 'interface') {
         const after = change.after as InterfaceState;
+        const traffic = await trafficAfter(device, change.name, after.enabled, transaction);
         await run(
-          'UPDATE lab_interfaces SET description = :description, enabled = :enabled, lag = :lag WHERE device = :device AND name = :name',
+          `UPDATE lab_interfaces SET description = :description, enabled = :enabled, lag = :lag,
+             traffic_since = :since, octets_in = :octetsIn, octets_out = :octetsOut
+           WHERE device = :device AND name = :name`,
           {
             device,
             name: change.name,
             description: after.description,
             enabled: after.enabled,
             lag: after.lag,
+            ...traffic,
           },
           transaction,
         );
@@ -370,6 +451,55 @@ export function createLabStore(sequelize: Sequelize) {
           inRange: rxDbm >= OPTICS_RX_RANGE.min && rxDbm <= OPTICS_RX_RANGE.max,
         };
       });
+    },
+
+    /**
+     * Counters of interfaces, LAGs (the sum of their members) and sub-interfaces (a share of their
+     * parent's traffic), all at one instant. An unknown name refuses the whole read.
+     */
+    async readCounters(device: string, names: readonly string[]): Promise<CounterReading[]> {
+      if (!names.length) return [];
+      const now = clock();
+      const [known] = await select<{ device: string }>(
+        'SELECT device FROM lab_devices WHERE device = :device',
+        { device },
+      );
+      if (!known) throw new DriverError('invalid-config', `the lab has no device ${device}`);
+      const rows = await select<InterfaceRow>('SELECT * FROM lab_interfaces WHERE device = :device', {
+        device,
+      });
+      const lags = new Map(
+        (await select<LagRow>('SELECT * FROM lab_lags WHERE device = :device', { device })).map((row) => [
+          row.name,
+          toLag(row),
+        ]),
+      );
+      const byName = new Map(rows.map((row) => [row.name, row]));
+      const ofInterface = (name: string): Counters | undefined => {
+        const row = byName.get(name);
+        if (!row) return undefined;
+        const { profile, octetsIn, octetsOut } = carried(device, row, now.getTime());
+        return countersOf(profile, octetsIn, octetsOut);
+      };
+      const ofInterfaceOrLag = (name: string): Counters | undefined => {
+        if (byName.has(name)) return ofInterface(name);
+        const lag = lags.get(name);
+        return lag?.members.reduce((total, member) => sum(total, ofInterface(member) ?? ZERO), ZERO);
+      };
+      const counters = (name: string): Counters => {
+        const direct = ofInterfaceOrLag(name);
+        if (direct) return direct;
+        const [, parent, vlan] = SUB_INTERFACE.exec(name) ?? [];
+        const parentCounters = parent === undefined ? undefined : ofInterfaceOrLag(parent);
+        if (parentCounters && Number(vlan) >= 1 && Number(vlan) <= 4094)
+          return share(parentCounters, subInterfaceShare(device, name));
+        throw new DriverError(
+          'invalid-config',
+          `${device} has no interface, LAG or sub-interface (VLAN 1 to 4094) ${name}`,
+        );
+      };
+      const readAt = now.toISOString();
+      return names.map((name) => ({ interface: name, readAt, ...counters(name) }));
     },
 
     async injectFault(fault: LabFault): Promise<void> {

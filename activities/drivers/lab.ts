@@ -5,6 +5,7 @@ import type {
   Candidate,
   CommitResult,
   ConfigChange,
+  CounterReading,
   DeviceDriver,
   DeviceIntent,
   InterfaceState,
@@ -20,6 +21,8 @@ import { createLabStore } from './lab-store';
 export interface LabDriverOptions {
   /** Delay before every device operation, unless the device sets its own (default 0). */
   latencyMs?: number;
+  /** The lab's time: when traffic starts and stops, and when counters are read (default: now). */
+  clock?: () => Date;
 }
 
 /**
@@ -29,14 +32,21 @@ export interface LabDriverOptions {
  */
 export class LabDriver implements DeviceDriver {
   readonly kind = 'lab';
-  readonly capabilities = { lags: true, lacp: true, optics: true, rollback: true, services: true };
+  readonly capabilities = {
+    lags: true,
+    lacp: true,
+    optics: true,
+    rollback: true,
+    services: true,
+    counters: true,
+  };
   readonly store: LabStore;
 
   constructor(
     sequelize: Sequelize,
     private readonly options: LabDriverOptions = {},
   ) {
-    this.store = createLabStore(sequelize);
+    this.store = createLabStore(sequelize, options.clock);
   }
 
   /** Waits the device's latency, then fails if a fault was injected for this call. */
@@ -96,5 +106,10 @@ export class LabDriver implements DeviceDriver {
   async readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]> {
     const { opticsLow } = await this.reach(device, 'readOptics');
     return this.store.readOptics(device, names, opticsLow);
+  }
+
+  async readCounters(device: string, names: readonly string[]): Promise<CounterReading[]> {
+    await this.reach(device, 'readCounters');
+    return this.store.readCounters(device, names);
   }
 }

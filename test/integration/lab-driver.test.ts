@@ -122,9 +122,61 @@ describe('the lab driver', () => {
     assert.equal((await driver.readOptics(first, [port]))[0].inRange, true, 'the fault applied once');
   });
 
+  it('carries traffic on enabled interfaces only, along a daily curve, and keeps counting where it stopped', async () => {
+    let now = Date.parse('2031-05-01T00:00:00Z');
+    const timed = new LabDriver(stack().db.sequelize, { clock: () => new Date(now) });
+    const [, name] = sameSpeed(
+      (await spareInterfaces(driver, first)).filter((i) => !i.enabled),
+      2,
+    );
+    const at = async (ms: number) => {
+      now = ms;
+      const [{ readAt: _readAt, ...counters }] = await timed.readCounters(first, [name]);
+      return counters;
+    };
+    const setEnabled = async (enabled: boolean, ms: number) => {
+      now = ms;
+      const candidate = await timed.load({
+        device: first,
+        interfaces: [{ name, description: enabled ? 'lab traffic' : '', enabled }],
+      });
+      await timed.commit(candidate.id, `lab-traffic-${enabled}-${ms}`);
+    };
+    const start = now;
+    const hour = 3_600_000;
+    const idle = await at(start);
+    assert.equal((await at(start + hour)).octetsIn, idle.octetsIn, 'a disabled interface carries nothing');
+    await setEnabled(true, start);
+    const running = await at(start + hour);
+    assert.ok(running.octetsIn > idle.octetsIn && running.octetsOut > idle.octetsOut);
+    assert.ok(running.packetsIn > idle.packetsIn);
+    assert.deepEqual(await at(start + hour), running, 'the same instant reads the same');
+    const hourly: number[] = [];
+    for (let h = 0; h < 24; h += 1)
+      hourly.push(
+        Number((await at(start + (h + 1) * hour)).octetsIn - (await at(start + h * hour)).octetsIn),
+      );
+    assert.ok(Math.max(...hourly) > 1.5 * Math.min(...hourly), `a daily curve: ${hourly.join(' ')}`);
+    await setEnabled(false, start + 48 * hour);
+    const stopped = await at(start + 48 * hour);
+    assert.deepEqual(await at(start + 72 * hour), stopped, 'no traffic while disabled');
+    await setEnabled(true, start + 72 * hour);
+    const resumed = await at(start + 73 * hour);
+    assert.ok(resumed.octetsIn > stopped.octetsIn, 'counting goes on from where it stopped');
+    const difference = resumed.octetsIn - stopped.octetsIn - (running.octetsIn - idle.octetsIn);
+    assert.ok(difference >= -2n && difference <= 2n, 'the same hour of the day carries the same traffic');
+    const [sub] = await timed.readCounters(first, [`${name}.42`]);
+    assert.ok(sub.octetsIn > 0n && sub.octetsIn < resumed.octetsIn, 'a sub-interface carries a share');
+    await setEnabled(false, start + 74 * hour);
+  });
+
   it('knows only the devices of the catalogue', async () => {
     await assert.rejects(
       driver.load({ device: 'no-such-device', interfaces: [] }),
+      (error) => error instanceof DriverError && error.code === 'invalid-config',
+    );
+    await assert.rejects(
+      driver.readCounters('no-such-device', ['et-0/0/0']),
       (error) => error instanceof DriverError && error.code === 'invalid-config',
     );
   });
