@@ -3,6 +3,7 @@ import type { AccountRepository } from '../db/repositories/account-repository';
 import type { ConnectionRepository } from '../db/repositories/connection-repository';
 import type { NetworkFeatureConfigRepository } from '../db/repositories/network-feature-config-repository';
 import type { NetworkServiceConfigRepository } from '../db/repositories/network-service-config-repository';
+import type { TrafficRepository } from '../db/repositories/traffic-repository';
 import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
@@ -10,12 +11,14 @@ import { connectionActivities } from './connections';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
 import type { DeviceDriver } from './drivers/contract';
+import { trafficActivities } from './traffic';
 
 export interface ActivityDependencies {
   accounts: AccountRepository;
   connections: ConnectionRepository;
   networkServiceConfigs: NetworkServiceConfigRepository;
   networkFeatureConfigs: NetworkFeatureConfigRepository;
+  traffic: TrafficRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
   clock: () => Date;
@@ -44,6 +47,7 @@ export function createActivities({
   connections,
   networkServiceConfigs,
   networkFeatureConfigs,
+  traffic,
   driver,
   clock,
   crossConnectDelayMs,
@@ -52,6 +56,7 @@ export function createActivities({
     ...connectionActivities({ connections, driver, crossConnectDelayMs }),
     ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver }),
     ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver }),
+    ...trafficActivities({ traffic, driver, clock }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
      * when the account was deleted meanwhile.

@@ -6,6 +6,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
+import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
 import type { OutboxRepository, PendingMessage } from '../db/repositories/outbox-repository';
 import { isSignal } from '../db/repositories/outbox-repository';
 import type { Logger } from 'pino';
@@ -117,6 +118,31 @@ export function createWorkflowStarter(deps: {
 }
 
 export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;
+
+/**
+ * Starts the one workflow that samples traffic counters, unless it runs already: its id is fixed,
+ * so every worker (and the test stack) may try at start-up. Answers whether this call started it.
+ */
+export async function startTrafficCollector(
+  client: Client,
+  options: { taskQueue: string; intervalSeconds: number },
+): Promise<boolean> {
+  try {
+    await client.workflow.start('collectTrafficStatistics', {
+      workflowId: TRAFFIC_COLLECTOR_WORKFLOW_ID,
+      taskQueue: options.taskQueue,
+      args: [{ intervalSeconds: options.intervalSeconds }],
+      typedSearchAttributes: typedSearchAttributes({
+        IxapiResourceType: 'statistics',
+        IxapiResourceId: 'collector',
+      }),
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
+}
 
 /** The configured Temporal connection and a workflow starter over it. */
 export function connectWorkflowStarter(deps: { config: Config; outbox: OutboxRepository; logger: Logger }) {

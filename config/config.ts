@@ -30,6 +30,8 @@ export interface Config {
   labDeviceLatencyMs: number;
   /** How long a released IP address rests before it is allocated again (seconds; 0 for at once). */
   ipQuarantineSeconds: number;
+  /** Seconds between two samples of the traffic counters of ports and connections. */
+  statsSampleIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -103,7 +105,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   {
     name: 'LAB_DEVICE_LATENCY_MS',
     default: '0',
-    description: 'time a lab device takes to answer each configuration or optics call',
+    description: 'time a lab device takes to answer each configuration, optics or counter call',
+  },
+  {
+    name: 'STATS_SAMPLE_INTERVAL_S',
+    default: '300',
+    description: 'seconds between two samples of the traffic counters of ports and connections',
   },
   {
     name: 'IP_QUARANTINE',
@@ -229,6 +236,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     labDeviceLatencyMs: parseInteger('LAB_DEVICE_LATENCY_MS', get('LAB_DEVICE_LATENCY_MS'), 0, 60_000),
     ipQuarantineSeconds:
       get('IP_QUARANTINE').trim() === '0' ? 0 : parseDuration('IP_QUARANTINE', get('IP_QUARANTINE')),
+    statsSampleIntervalSeconds: parseInteger(
+      'STATS_SAMPLE_INTERVAL_S',
+      get('STATS_SAMPLE_INTERVAL_S'),
+      1,
+      86_400,
+    ),
   };
 }
 

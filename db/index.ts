@@ -13,6 +13,7 @@ import { createNetworkFeatureConfigRepository } from './repositories/network-fea
 import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
+import { createTrafficRepository } from './repositories/traffic-repository';
 
 export interface Database {
   sequelize: Sequelize;
@@ -27,6 +28,7 @@ export interface Database {
   networkFeatureConfigs: ReturnType<typeof createNetworkFeatureConfigRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
   portAllocation: ReturnType<typeof createPortAllocation>;
+  traffic: ReturnType<typeof createTrafficRepository>;
   /** Answers when the database takes a trivial query; throws otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -59,6 +61,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     outbox,
     portAllocation,
     connections: createConnectionRepository({ sequelize, events, outbox, portAllocation }),
+    traffic: createTrafficRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');
     },

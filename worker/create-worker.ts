@@ -16,6 +16,7 @@ export function activitiesFor(
     connections: db.connections,
     networkServiceConfigs: db.networkServiceConfigs,
     networkFeatureConfigs: db.networkFeatureConfigs,
+    traffic: db.traffic,
     driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,

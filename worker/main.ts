@@ -1,6 +1,10 @@
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createLogger } from '../api/logger';
+import { connectTemporal, startTrafficCollector } from '../api/temporal';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
+import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
 import { openDatabase } from '../db';
 import { activitiesFor, createWorker } from './create-worker';
 
@@ -13,6 +17,31 @@ async function connectWithRetry(address: string, log: (message: string) => void)
       log(`Temporal at ${address} not reachable yet (attempt ${attempt}); retrying in 2 s`);
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
+  }
+}
+
+/**
+ * Makes sure the traffic collector runs (one for the whole namespace; whoever comes first starts
+ * it). A Temporal that does not take the start now is tried again by the next worker to start.
+ */
+async function startCollector(address: string, config: Config, logger: Logger): Promise<void> {
+  const temporal = connectTemporal({ address, namespace: config.temporalNamespace });
+  try {
+    const started = await startTrafficCollector(temporal.client, {
+      taskQueue: config.temporalTaskQueue,
+      intervalSeconds: config.statsSampleIntervalSeconds,
+    });
+    logger.info(
+      { workflowId: TRAFFIC_COLLECTOR_WORKFLOW_ID, intervalSeconds: config.statsSampleIntervalSeconds },
+      started ? 'traffic collector started' : 'traffic collector already running',
+    );
+  } catch (error) {
+    logger.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'traffic collector not started',
+    );
+  } finally {
+    await temporal.close();
   }
 }
 
@@ -40,8 +69,10 @@ async function main(): Promise<void> {
     { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },
     'worker polling',
   );
+  const collecting = startCollector(address, config, logger);
   // Runtime's default shutdown signals (SIGINT, SIGTERM) drain the worker; run() resolves afterwards.
   await worker.run();
+  await collecting;
   await connection.close();
   await db.close();
   logger.info('worker stopped');

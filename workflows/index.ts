@@ -3,3 +3,4 @@ export * from './connection-provisioning';
 export * from './lifecycle';
 export * from './network-service-config-provisioning';
 export * from './network-feature-config-provisioning';
+export * from './traffic-statistics';

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { createLabStore } from '../../activities/drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
+import { startTrafficCollector } from '../../api/temporal';
 import type { Config } from '../../config/config';
 import { loadConfig } from '../../config/config';
 import type { Database } from '../../db';
@@ -62,6 +63,7 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     HEALTH_PROBE_TIMEOUT_MS: '1500',
     LAB_CROSS_CONNECT_DELAY_MS: '300',
+    STATS_SAMPLE_INTERVAL_S: '1',
     ...overrides,
   };
 }
@@ -87,7 +89,18 @@ export async function startStack(): Promise<TestStack> {
   await createLabStore(db.sequelize).syncFromCatalogue();
   const worker = await newWorker(temporal, config, db);
   workerRun = worker.run();
-  const api = await startApi({ config, logger, db, port: 0, relayIntervalMs: 300, relayGraceMs: 300 });
+  const api = await startApi({
+    config,
+    logger,
+    db,
+    port: 0,
+    relayIntervalMs: 300,
+    relayGraceMs: 300,
+  });
+  await startTrafficCollector(api.temporal.client, {
+    taskQueue: config.temporalTaskQueue,
+    intervalSeconds: config.statsSampleIntervalSeconds,
+  });
   current = { config, env, db, api, baseUrl: api.url, temporal, worker, credentials, logger };
   return current;
 }

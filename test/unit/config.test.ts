@@ -25,6 +25,7 @@ describe('configuration', () => {
     assert.equal(config.refreshTokenTtlSeconds, 30 * 86400);
     assert.equal(config.publicBaseUrl, 'http://localhost:8000/api/v2');
     assert.equal(config.logLevel, 'info');
+    assert.equal(config.statsSampleIntervalSeconds, 300);
   });
 
   it('reads every documented variable', () => {
@@ -39,6 +40,7 @@ describe('configuration', () => {
       REFRESH_TOKEN_TTL: '7d',
       LOG_LEVEL: 'debug',
       PUBLIC_BASE_URL: 'https://ixapi.example/api/v2/',
+      STATS_SAMPLE_INTERVAL_S: '60',
     });
     assert.equal(config.port, 9000);
     assert.equal(config.host, '127.0.0.1');
@@ -46,6 +48,7 @@ describe('configuration', () => {
     assert.equal(config.accessTokenTtlSeconds, 7200);
     assert.equal(config.refreshTokenTtlSeconds, 7 * 86400);
     assert.equal(config.publicBaseUrl, 'https://ixapi.example/api/v2');
+    assert.equal(config.statsSampleIntervalSeconds, 60);
   });
 
   it('names the variable of every bad value', () => {
@@ -61,6 +64,8 @@ describe('configuration', () => {
     failsOn('LOG_LEVEL', { LOG_LEVEL: 'loud' });
     failsOn('PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'nowhere' });
     failsOn('HEALTH_PROBE_TIMEOUT_MS', { HEALTH_PROBE_TIMEOUT_MS: '5' });
+    failsOn('STATS_SAMPLE_INTERVAL_S', { STATS_SAMPLE_INTERVAL_S: '0' });
+    failsOn('STATS_SAMPLE_INTERVAL_S', { STATS_SAMPLE_INTERVAL_S: '5m' });
     failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: '' });
     failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: Buffer.alloc(16).toString('base64') });
     failsOn('API_SECRET_HASH_KEY', { API_SECRET_HASH_KEY: keys.TOKEN_SIGNING_KEY });

@@ -1,0 +1,150 @@
+import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { CounterSample, CounterValues, TrafficSubjectType } from '../../domain/statistics';
+import { COUNTER_NAMES } from '../../domain/statistics';
+
+/** Something sampled, and the device interface its counters are read from. */
+export interface TrafficSubject {
+  subjectType: TrafficSubjectType;
+  subjectId: string;
+  device: string;
+  interfaceName: string;
+}
+
+/** One reading of a subject's counters, as the collector stores it. */
+export interface NewTrafficSample extends TrafficSubject, CounterValues {
+  sampledAt: Date;
+}
+
+/** A subject's owners (who may see its statistics) and where it sits on the fabric. */
+export interface TrafficSubjectFacts {
+  managing_account: string;
+  consuming_account: string;
+  device: string;
+  interfaceName: string;
+}
+
+/** Connections in these states are configured on their devices and carry traffic. */
+const IN_SERVICE = ['production', 'production_change_pending', 'decommission_requested'];
+
+const COLUMN_OF: Record<(typeof COUNTER_NAMES)[number], string> = {
+  octetsIn: 'octets_in',
+  octetsOut: 'octets_out',
+  packetsIn: 'packets_in',
+  packetsOut: 'packets_out',
+  errorsIn: 'errors_in',
+  errorsOut: 'errors_out',
+  discardsIn: 'discards_in',
+  discardsOut: 'discards_out',
+};
+const COUNTER_COLUMNS = COUNTER_NAMES.map((name) => COLUMN_OF[name]);
+
+type SampleRow = Record<string, string | number | Date>;
+
+function toCounterSample(row: SampleRow): CounterSample {
+  const sample = {
+    at: new Date(row.sampled_at).getTime(),
+    source: `${String(row.device)} ${String(row.interface_name)}`,
+  } as CounterSample;
+  // DECIMAL columns arrive as text; a counter past 2^53 keeps every digit.
+  for (const name of COUNTER_NAMES) sample[name] = BigInt(String(row[COLUMN_OF[name]]));
+  return sample;
+}
+
+/** Samples of traffic counters: what to sample, storing and pruning samples, and reading them back. */
+export function createTrafficRepository(deps: { sequelize: Sequelize }) {
+  const { sequelize } = deps;
+  const select = <T extends object>(sql: string, replacements: Record<string, unknown>) =>
+    sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
+
+  return {
+    /**
+     * Every subject in service and the interface that carries it: each port of a connection in
+     * service, and each such connection itself (its LAG, or its one port when standalone). A
+     * further kind of subject (a service on a VLAN of a connection) is one more branch here.
+     */
+    async subjectsInService(): Promise<TrafficSubject[]> {
+      return select<TrafficSubject>(
+        `SELECT 'port' AS subjectType, p.id AS subjectId, p.device, p.name AS interfaceName
+           FROM ports p JOIN connections c ON c.id = p.connection
+          WHERE c.state IN (:inService)
+         UNION ALL
+         SELECT 'connection', c.id, c.device,
+                COALESCE(c.lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id))
+           FROM connections c
+          WHERE c.state IN (:inService) AND EXISTS (SELECT 1 FROM ports p WHERE p.connection = c.id)
+         ORDER BY subjectType, subjectId`,
+        { inService: IN_SERVICE },
+      );
+    },
+
+    /** Stores samples (one per subject and instant: a sample stored before is kept); returns how many are new. */
+    async storeSamples(samples: readonly NewTrafficSample[]): Promise<number> {
+      if (!samples.length) return 0;
+      const rows = samples.map((sample) => [
+        sample.subjectType,
+        sample.subjectId,
+        sample.sampledAt,
+        sample.device,
+        sample.interfaceName,
+        ...COUNTER_NAMES.map((name) => sample[name].toString()),
+      ]);
+      const [result] = await sequelize.query(
+        `INSERT IGNORE INTO traffic_samples (subject_type, subject_id, sampled_at, device, interface_name,
+           ${COUNTER_COLUMNS.join(', ')}) VALUES ${rows.map(() => '(?)').join(', ')}`,
+        { replacements: rows },
+      );
+      return Number((result as { affectedRows?: number }).affectedRows ?? samples.length);
+    },
+
+    /** Deletes the samples taken before `instant`; returns how many went. */
+    async pruneBefore(instant: Date): Promise<number> {
+      const [result] = await sequelize.query('DELETE FROM traffic_samples WHERE sampled_at < :instant', {
+        replacements: { instant },
+      });
+      return Number((result as { affectedRows?: number }).affectedRows ?? 0);
+    },
+
+    /**
+     * A subject's samples from `from` to `to` in time order, beginning with the last one taken at
+     * or before `from` (it starts the first interval of the window).
+     */
+    async samplesOf(
+      subjectType: TrafficSubjectType,
+      subjectId: string,
+      from: Date,
+      to: Date,
+    ): Promise<CounterSample[]> {
+      const rows = await select<SampleRow>(
+        `SELECT sampled_at, device, interface_name, ${COUNTER_COLUMNS.join(', ')}
+           FROM traffic_samples
+          WHERE subject_type = :subjectType AND subject_id = :subjectId AND sampled_at <= :to
+            AND sampled_at >= COALESCE((SELECT MAX(s.sampled_at) FROM traffic_samples s
+                  WHERE s.subject_type = :subjectType AND s.subject_id = :subjectId AND s.sampled_at <= :from), :from)
+          ORDER BY sampled_at`,
+        { subjectType, subjectId, from, to },
+      );
+      return rows.map(toCounterSample);
+    },
+
+    /** Who owns a port or connection and where it sits, or undefined when there is none. */
+    async findSubject(subjectType: TrafficSubjectType, id: string): Promise<TrafficSubjectFacts | undefined> {
+      const [row] =
+        subjectType === 'port'
+          ? await select<TrafficSubjectFacts>(
+              `SELECT managing_account, consuming_account, device, name AS interfaceName
+                 FROM ports WHERE id = :id`,
+              { id },
+            )
+          : await select<TrafficSubjectFacts>(
+              `SELECT managing_account, consuming_account, device,
+                      COALESCE(lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id)) AS interfaceName
+                 FROM connections c WHERE id = :id`,
+              { id },
+            );
+      return row;
+    },
+  };
+}
+
+export type TrafficRepository = ReturnType<typeof createTrafficRepository>;
