@@ -189,7 +189,8 @@ export function aggregateTraffic(
     title: options.title,
     start: options.start.toISOString(),
     end: options.end.toISOString(),
-    accuracy: expected > 0 ? Math.round(Math.min(1, held / expected) * 1000) / 1000 : 0,
+    // Four significant digits: a year sampled for a day is a small accuracy, but not none.
+    accuracy: expected > 0 ? Number(Math.min(1, held / expected).toPrecision(4)) : 0,
     created_at: options.now.toISOString(),
     next_update_at: nextSampleAt(options.now, options.intervalSeconds).toISOString(),
     average_pps_in: whole(average('ppsIn')),

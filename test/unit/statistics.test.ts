@@ -125,7 +125,7 @@ describe('traffic statistics', () => {
         now: new Date(T0 + 60_000),
         title: 'test',
       });
-    assert.equal(aggregate(0, 60).accuracy, 0.667, 'four of six');
+    assert.equal(aggregate(0, 60).accuracy, 0.6667, 'four of six');
     assert.equal(aggregate(0, 60, 30).accuracy, 1, 'never more than all');
     const empty = aggregate(100, 160);
     assert.equal(empty.accuracy, 0);
