@@ -1,3 +1,4 @@
+import { LabDriver } from '../activities/drivers/lab';
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
 import { createLogger } from './logger';
@@ -11,7 +12,9 @@ async function main(): Promise<void> {
     poolMax: config.databasePoolMax,
     apiSecretHashKey: config.apiSecretHashKey,
   });
-  const api = await startApi({ config, logger, db });
+  // The exchange's devices are driven by the lab driver, as in the worker.
+  const driver = new LabDriver(db.sequelize, { latencyMs: config.labDeviceLatencyMs });
+  const api = await startApi({ config, logger, db, driver });
   logger.info({ url: api.url }, 'API listening');
 
   let stopping = false;

@@ -24,6 +24,8 @@ import {
 } from './routes/network-service-configs';
 import { PORT_RESERVATION_COLLECTIONS, portReservationOperations } from './routes/port-reservations';
 import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
+import type { OpticsSource } from './routes/statistics';
+import { statisticsOperations } from './routes/statistics';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
 import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
@@ -48,6 +50,8 @@ export async function startApi(options: {
   config: Config;
   logger: Logger;
   db: Database;
+  /** The device driver, for what the API reads from devices itself (a port's light levels). */
+  driver?: OpticsSource;
   /** Port to listen on; defaults to the configured one (0 picks a free port). */
   port?: number;
   relayIntervalMs?: number;
@@ -105,6 +109,12 @@ export async function startApi(options: {
         ipQuarantineSeconds: config.ipQuarantineSeconds,
       }),
       ...networkFeatureConfigOperations({ featureConfigs: db.networkFeatureConfigs, validators, writes }),
+      ...statisticsOperations({
+        traffic: db.traffic,
+        optics: options.driver,
+        intervalSeconds: config.statsSampleIntervalSeconds,
+        writes,
+      }),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,

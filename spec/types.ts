@@ -353,7 +353,7 @@ export interface paths {
         };
         /**
          * Aggregated traffic statistics of the port.
-         * @description Without start and end, one aggregate per window chosen by the exchange; with both, a single aggregate under `custom`.
+         * @description Without start and end, one aggregate per sliding window ending now, keyed `PT5M`, `PT1H`, `P1D`, `P7D`, `P30D` and `P1Y`; with both, a single aggregate under `custom`. Light levels are the optics' current reading, where the device can read them.
          */
         get: operations["ports_statistics_read"];
         put?: never;
@@ -519,7 +519,7 @@ export interface paths {
         };
         /**
          * Aggregated traffic statistics of the connection.
-         * @description Without start and end, one aggregate per window chosen by the exchange; with both, a single aggregate under `custom`.
+         * @description Traffic of the connection's LAG (or of its one port): without start and end, one aggregate per sliding window ending now, keyed `PT5M`, `PT1H`, `P1D`, `P7D`, `P30D` and `P1Y`; with both, a single aggregate under `custom`.
          */
         get: operations["connections_statistics_read"];
         put?: never;
@@ -4613,9 +4613,9 @@ export interface components {
         capability_speed_gt: number;
         /** @description Capability speed at least this. */
         capability_speed_gte: number;
-        /** @description Start of a custom window (with end). */
+        /** @description Start of a custom window, given together with end: an RFC 3339 date-time with an offset, such as `2025-06-01T00:00:00Z` (encode a `+` in an offset as `%2B`). The window may span at most a year. */
         statistics_start: string;
-        /** @description End of a custom window (with start). */
+        /** @description End of a custom window, given together with start: an RFC 3339 date-time with an offset, later than start and at most a year after it. */
         statistics_end: string;
         /** @description Day to evaluate; without it the first possible day is returned. */
         decommission_at: string;
@@ -5475,9 +5475,9 @@ export interface operations {
     ports_statistics_read: {
         parameters: {
             query?: {
-                /** @description Start of a custom window (with end). */
+                /** @description Start of a custom window, given together with end: an RFC 3339 date-time with an offset, such as `2025-06-01T00:00:00Z` (encode a `+` in an offset as `%2B`). The window may span at most a year. */
                 start?: components["parameters"]["statistics_start"];
-                /** @description End of a custom window (with start). */
+                /** @description End of a custom window, given together with start: an RFC 3339 date-time with an offset, later than start and at most a year after it. */
                 end?: components["parameters"]["statistics_end"];
             };
             header?: never;
@@ -6133,9 +6133,9 @@ export interface operations {
     connections_statistics_read: {
         parameters: {
             query?: {
-                /** @description Start of a custom window (with end). */
+                /** @description Start of a custom window, given together with end: an RFC 3339 date-time with an offset, such as `2025-06-01T00:00:00Z` (encode a `+` in an offset as `%2B`). The window may span at most a year. */
                 start?: components["parameters"]["statistics_start"];
-                /** @description End of a custom window (with start). */
+                /** @description End of a custom window, given together with start: an RFC 3339 date-time with an offset, later than start and at most a year after it. */
                 end?: components["parameters"]["statistics_end"];
             };
             header?: never;
@@ -6426,9 +6426,9 @@ export interface operations {
     network_service_configs_statistics_read: {
         parameters: {
             query?: {
-                /** @description Start of a custom window (with end). */
+                /** @description Start of a custom window, given together with end: an RFC 3339 date-time with an offset, such as `2025-06-01T00:00:00Z` (encode a `+` in an offset as `%2B`). The window may span at most a year. */
                 start?: components["parameters"]["statistics_start"];
-                /** @description End of a custom window (with start). */
+                /** @description End of a custom window, given together with start: an RFC 3339 date-time with an offset, later than start and at most a year after it. */
                 end?: components["parameters"]["statistics_end"];
             };
             header?: never;
@@ -6802,9 +6802,9 @@ export interface operations {
     network_services_statistics_read: {
         parameters: {
             query?: {
-                /** @description Start of a custom window (with end). */
+                /** @description Start of a custom window, given together with end: an RFC 3339 date-time with an offset, such as `2025-06-01T00:00:00Z` (encode a `+` in an offset as `%2B`). The window may span at most a year. */
                 start?: components["parameters"]["statistics_start"];
-                /** @description End of a custom window (with start). */
+                /** @description End of a custom window, given together with start: an RFC 3339 date-time with an offset, later than start and at most a year after it. */
                 end?: components["parameters"]["statistics_end"];
             };
             header?: never;

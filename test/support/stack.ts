@@ -7,6 +7,7 @@ import { createLabStore } from '../../activities/drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
 import { startTrafficCollector } from '../../api/temporal';
+import { LabDriver } from '../../activities/drivers/lab';
 import type { Config } from '../../config/config';
 import { loadConfig } from '../../config/config';
 import type { Database } from '../../db';
@@ -93,6 +94,7 @@ export async function startStack(): Promise<TestStack> {
     config,
     logger,
     db,
+    driver: new LabDriver(db.sequelize),
     port: 0,
     relayIntervalMs: 300,
     relayGraceMs: 300,

@@ -1,0 +1,91 @@
+import type { Logger } from 'pino';
+import type { DeviceDriver } from '../../activities/drivers/contract';
+import type { TrafficRepository, TrafficSubjectFacts } from '../../db/repositories/traffic-repository';
+import type { Scope } from '../../domain/authority';
+import { accessToOwned, canSee } from '../../domain/authority';
+import { NotFoundError } from '../../domain/errors';
+import type { AggregateStatistics, TrafficSubjectType } from '../../domain/statistics';
+import { customAggregate, requestedWindow, slidingAggregates, windowStart } from '../../domain/statistics';
+import type { OperationContext, OperationDefinition } from '../operations';
+import type { WriteContext } from '../writes';
+
+/** What the statistics of a port need of the device driver: its optics, where it can read them. */
+export type OpticsSource = Pick<DeviceDriver, 'capabilities' | 'readOptics'>;
+
+/**
+ * Traffic statistics of ports and connections, aggregated from the collector's samples. They are
+ * shown to whoever may read the port or connection; to anybody else the subject does not exist.
+ */
+export function statisticsOperations(deps: {
+  traffic: TrafficRepository;
+  /** Reads a port's light levels; without it (or without optics) they are left out. */
+  optics?: OpticsSource;
+  /** The collector's sampling interval, which says how many samples a window should hold. */
+  intervalSeconds: number;
+  writes: WriteContext;
+  clock?: () => Date;
+}): OperationDefinition[] {
+  const { traffic, writes } = deps;
+  const clock = deps.clock ?? (() => new Date());
+
+  /** The subject, if the caller may read it. */
+  async function visible(
+    subjectType: TrafficSubjectType,
+    id: string,
+    scope: Scope,
+  ): Promise<TrafficSubjectFacts> {
+    const subject = await traffic.findSubject(subjectType, id);
+    if (!subject || !canSee(accessToOwned(subject, scope)))
+      throw new NotFoundError(`no ${subjectType}s with id ${id}`);
+    return subject;
+  }
+
+  /** The sliding windows, or the one window `start` and `end` name. */
+  async function aggregatesOf(
+    subjectType: TrafficSubjectType,
+    id: string,
+    query: OperationContext['query'],
+  ): Promise<Record<string, AggregateStatistics>> {
+    const custom = requestedWindow({ start: query.start, end: query.end });
+    const now = clock();
+    const { intervalSeconds } = deps;
+    if (custom) {
+      const samples = await traffic.samplesOf(subjectType, id, custom.start, custom.end);
+      return customAggregate(samples, { ...custom, now, intervalSeconds });
+    }
+    const samples = await traffic.samplesOf(subjectType, id, windowStart('P1Y', now), now);
+    return slidingAggregates(samples, { now, intervalSeconds });
+  }
+
+  /** Transmit and receive power of the port's optics, one channel each; none when they cannot be read. */
+  async function lightLevels(subject: TrafficSubjectFacts, log: Logger) {
+    if (!deps.optics?.capabilities.optics) return {};
+    try {
+      const [reading] = await deps.optics.readOptics(subject.device, [subject.interfaceName]);
+      return reading ? { light_levels_tx: [reading.txDbm], light_levels_rx: [reading.rxDbm] } : {};
+    } catch (error) {
+      log.warn({ err: error instanceof Error ? error.message : String(error) }, 'optics not read');
+      return {};
+    }
+  }
+
+  return [
+    {
+      operationId: 'ports_statistics_read',
+      authenticated: true,
+      async handle({ params, query, caller, log }) {
+        const port = await visible('port', params.id, await writes.scope(caller));
+        const aggregates = await aggregatesOf('port', params.id, query);
+        return { status: 200, body: { aggregates, ...(await lightLevels(port, log)) } };
+      },
+    },
+    {
+      operationId: 'connections_statistics_read',
+      authenticated: true,
+      async handle({ params, query, caller }) {
+        await visible('connection', params.id, await writes.scope(caller));
+        return { status: 200, body: { aggregates: await aggregatesOf('connection', params.id, query) } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { QueryTypes } from 'sequelize';
+import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../../domain/statistics';
+import type { TrafficCollectorStatus } from '../../workflows/traffic-statistics';
+import { settleConnections } from '../support/connections';
+import { recordHistory } from '../support/histories';
+import { login, request } from '../support/http';
+import { stack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const SPREE = 'acc-spree-networks';
+const WINDOWS = ['PT5M', 'PT1H', 'P1D', 'P7D', 'P30D', 'P1Y'];
+
+/** How many samples each subject has, and the newest instant they all share. */
+async function samplesOf(subjects: string[]): Promise<{ fewest: number; newest: Date | null }> {
+  const rows = await stack().db.sequelize.query<{ subject_id: string; n: number; newest: Date }>(
+    `SELECT subject_id, COUNT(*) AS n, MAX(sampled_at) AS newest FROM traffic_samples
+      WHERE subject_id IN (:subjects) GROUP BY subject_id`,
+    { replacements: { subjects }, type: QueryTypes.SELECT },
+  );
+  if (rows.length < subjects.length) return { fewest: 0, newest: null };
+  return {
+    fewest: Math.min(...rows.map((row) => Number(row.n))),
+    newest: new Date(Math.min(...rows.map((row) => new Date(row.newest).getTime()))),
+  };
+}
+
+const propertyNames = (response: { body: { properties?: Array<{ name: string }> } }) =>
+  (response.body.properties ?? []).map((p) => p.name);
+
+describe('traffic statistics', function () {
+  // Provisioning started here must not change collections under the tests that follow.
+  after(() => settleConnections());
+  this.timeout(90_000);
+  let token: string;
+  let other: string;
+  let connection: { id: string; ports: string[] };
+
+  before(async function () {
+    this.timeout(90_000);
+    token = (await login('customer', 0)).accessToken;
+    other = (await login('customer', 1)).accessToken;
+    const created = await request('POST', '/connections', {
+      token,
+      body: {
+        managing_account: SPREE,
+        consuming_account: SPREE,
+        billing_account: SPREE,
+        role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
+        product_offering: 'po-connection-fra-10g',
+        mode: 'lag_lacp',
+        lacp_timeout: 'fast',
+        port_quantity: 2,
+        subscriber_side_demarcs: ['cage 9, panel 2, ports 1-2'],
+        external_ref: 'statistics',
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    connection = await eventually(
+      'the connection in production',
+      async () => {
+        const read = await request('GET', `/connections/${created.body.id}`, { token });
+        return read.body.state === 'production' ? (read.body as typeof connection) : undefined;
+      },
+      60_000,
+    );
+    // The collector samples every second in the test stack: wait for a few rounds.
+    await eventually(
+      'samples of the connection and its ports',
+      async () => ((await samplesOf([connection.id, ...connection.ports])).fewest >= 4 ? true : undefined),
+      60_000,
+      250,
+    );
+  });
+
+  it('aggregates the traffic of a port and of a connection over every sliding window', async () => {
+    for (const path of [
+      `/connections/${connection.id}/statistics`,
+      ...connection.ports.map((port) => `/ports/${port}/statistics`),
+    ]) {
+      const response = await request('GET', path, { token });
+      assert.equal(response.status, 200, response.text);
+      assert.deepEqual(Object.keys(response.body.aggregates), WINDOWS, path);
+      for (const [key, aggregate] of Object.entries<any>(response.body.aggregates)) {
+        assert.ok(aggregate.accuracy > 0 && aggregate.accuracy <= 1, `${path} ${key}: ${aggregate.accuracy}`);
+        assert.ok(aggregate.average_ops_in > 0 && aggregate.average_ops_out > 0, `${path} ${key}`);
+        assert.ok(aggregate.average_pps_in > 0 && aggregate.average_pps_out > 0, `${path} ${key}`);
+        assert.ok(aggregate.maximum_ops_in >= aggregate.average_ops_in, `${path} ${key}`);
+        assert.ok(Date.parse(aggregate.next_update_at) > Date.parse(aggregate.created_at));
+        assert.equal(aggregate.end, aggregate.created_at);
+      }
+      if (path.startsWith('/ports/')) {
+        assert.equal(response.body.light_levels_tx.length, 1, 'one channel');
+        assert.equal(response.body.light_levels_rx.length, 1);
+      } else {
+        assert.equal(response.body.light_levels_tx, undefined);
+      }
+    }
+  });
+
+  it('shows a connection carrying what its ports carry, over a window the client names', async () => {
+    const { newest } = await samplesOf([connection.id, ...connection.ports]);
+    const end = newest!.toISOString();
+    const start = new Date(newest!.getTime() - 60_000).toISOString();
+    const custom = async (path: string): Promise<Record<string, number | string>> => {
+      const response = await request(
+        'GET',
+        `${path}/statistics?start=${encodeURIComponent(start)}&end=${encodeURIComponent(end)}`,
+        { token },
+      );
+      assert.equal(response.status, 200, response.text);
+      assert.deepEqual(Object.keys(response.body.aggregates), ['custom']);
+      const aggregate = response.body.aggregates.custom as Record<string, number | string>;
+      assert.deepEqual([aggregate.start, aggregate.end], [start, end]);
+      assert.ok(Number(aggregate.accuracy) > 0);
+      return aggregate;
+    };
+    const whole = await custom(`/connections/${connection.id}`);
+    const parts = await Promise.all(connection.ports.map((port) => custom(`/ports/${port}`)));
+    for (const figure of ['average_ops_in', 'average_ops_out', 'average_pps_in', 'average_pps_out']) {
+      const sum = parts.reduce((total, part) => total + Number(part[figure]), 0);
+      assert.ok(Number(whole[figure]) > 0, figure);
+      assert.ok(
+        Math.abs(Number(whole[figure]) - sum) <= parts.length,
+        `${figure}: the connection ${whole[figure]}, its ports ${sum}`,
+      );
+    }
+  });
+
+  it('refuses malformed, lonely, inverted and over-long windows, naming the parameter', async () => {
+    const path = `/connections/${connection.id}/statistics`;
+    const cases: Array<[string, string[]]> = [
+      ['start=yesterday&end=2026-01-01T00:00:00Z', ['start']],
+      ['start=2026-02-30T00:00:00Z&end=2026-03-01T00:00:00Z', ['start']],
+      ['start=2026-01-01T00:00:00Z&end=2026-01-02', ['end']],
+      ['start=2026-01-01T00:00:00Z', ['end']],
+      ['end=2026-01-01T00:00:00Z', ['start']],
+      ['start=2026-01-01T00:00:00Z&end=2026-01-01T00:00:00Z', ['end']],
+      ['start=2026-01-02T00:00:00Z&end=2026-01-01T00:00:00Z', ['end']],
+      ['start=2025-01-01T00:00:00Z&end=2026-01-02T00:00:00Z', ['end']],
+    ];
+    for (const [query, names] of cases) {
+      const response = await request('GET', `${path}?${query}`, { token });
+      assert.equal(response.status, 400, `${query}: ${response.text}`);
+      assert.match(response.body.type, /validation-error/);
+      assert.deepEqual(propertyNames(response), names, query);
+    }
+    const offset = await request(
+      'GET',
+      `${path}?start=2026-01-01T01:00:00%2B01:00&end=2026-01-01T01:00:00Z`,
+      { token },
+    );
+    assert.equal(offset.status, 200, offset.text);
+    assert.equal(offset.body.aggregates.custom.start, '2026-01-01T00:00:00.000Z');
+  });
+
+  it('is not found for anybody who may not read the port or connection', async () => {
+    for (const path of [
+      `/connections/${connection.id}/statistics`,
+      `/ports/${connection.ports[0]}/statistics`,
+      '/ports/no-such-port/statistics',
+      '/connections/no-such-connection/statistics',
+    ]) {
+      const response = await request('GET', path, { token: other });
+      assert.equal(response.status, 404, `${path}: ${response.text}`);
+    }
+  });
+
+  it('shows operators how sampling goes', async () => {
+    const handle = stack().api.temporal.client.workflow.getHandle(TRAFFIC_COLLECTOR_WORKFLOW_ID);
+    const status = await handle.query<TrafficCollectorStatus>('trafficCollectorStatus');
+    assert.equal(status.intervalSeconds, 1);
+    assert.ok(status.rounds > 0);
+    assert.ok(status.lastRound && status.lastRound.sampled > 0, JSON.stringify(status));
+    recordHistory('traffic-collector', TRAFFIC_COLLECTOR_WORKFLOW_ID);
+  });
+});
