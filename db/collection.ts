@@ -57,15 +57,19 @@ export const STATEFUL_FILTERS: Record<string, FilterSql> = {
   external_ref: eq('external_ref'),
 };
 
-const listOf = (value: unknown) => (Array.isArray(value) ? value : [value]).map(String);
+const listOf = (value: unknown) =>
+  (Array.isArray(value) ? value : [value]).map(String).filter((item) => item !== '');
 
 /** Filters of resources with role assignments: by assignment, or by the contacts assigned. */
 export const ROLE_FILTERS: Record<string, FilterSql> = {
   role_assignments: (value, params) =>
     `JSON_OVERLAPS(t.role_assignments, ${params.bind(JSON.stringify(listOf(value)))})`,
+  // An empty list names no contact, so it matches nothing (and never becomes `IN ()`).
   contacts: (value, params) =>
-    `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(listOf(value))})
-       AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`,
+    listOf(value).length
+      ? `EXISTS (SELECT 1 FROM role_assignments ra WHERE ra.contact IN (${params.bind(listOf(value))})
+           AND JSON_CONTAINS(t.role_assignments, JSON_QUOTE(ra.id)))`
+      : '1 = 0',
 };
 
 /**

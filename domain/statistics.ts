@@ -12,7 +12,7 @@ import { ValidationError } from './errors';
 export type AggregateStatistics = components['schemas']['AggregateStatistics'];
 
 /** What is sampled: a port, or a connection (its LAG, or its one port). */
-export type TrafficSubjectType = 'port' | 'connection';
+export type TrafficSubjectType = 'port' | 'connection' | 'network_service_config';
 
 /** The fixed id of the one workflow that samples every subject. */
 export const TRAFFIC_COLLECTOR_WORKFLOW_ID = 'ixapi:statistics:collector';

@@ -79,13 +79,13 @@ export function statisticsOperations(deps: {
         return { status: 200, body: { aggregates, ...(await lightLevels(port, log)) } };
       },
     },
-    {
-      operationId: 'connections_statistics_read',
+    ...(['connection', 'network_service_config'] as const).map((subjectType) => ({
+      operationId: `${subjectType}s_statistics_read`,
       authenticated: true,
-      async handle({ params, query, caller }) {
-        await visible('connection', params.id, await writes.scope(caller));
-        return { status: 200, body: { aggregates: await aggregatesOf('connection', params.id, query) } };
+      async handle({ params, query, caller }: OperationContext) {
+        await visible(subjectType, params.id, await writes.scope(caller));
+        return { status: 200, body: { aggregates: await aggregatesOf(subjectType, params.id, query) } };
       },
-    },
+    })),
   ];
 }

@@ -24,7 +24,13 @@ export interface TrafficSubjectFacts {
   interfaceName: string;
 }
 
-/** Connections in these states are configured on their devices and carry traffic. */
+/** The interface of a connection `c`: its LAG, or its one port. */
+const connectionInterface = 'COALESCE(c.lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id))';
+/** The interface of a config `n` on its connection `c`: the sub-interface of its outer tag. */
+const configInterface = `CASE WHEN n.outer_vlan IS NULL THEN ${connectionInterface}
+  ELSE CONCAT(${connectionInterface}, '.', n.outer_vlan) END`;
+
+/** Resources in these states are configured on their devices and carry traffic. */
 const IN_SERVICE = ['production', 'production_change_pending', 'decommission_requested'];
 
 const COLUMN_OF: Record<(typeof COUNTER_NAMES)[number], string> = {
@@ -60,8 +66,9 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
   return {
     /**
      * Every subject in service and the interface that carries it: each port of a connection in
-     * service, and each such connection itself (its LAG, or its one port when standalone). A
-     * further kind of subject (a service on a VLAN of a connection) is one more branch here.
+     * service, each such connection itself (its LAG, or its one port when standalone), and each
+     * network service config in service (the sub-interface of its outer tag on the connection's
+     * LAG or port, or that LAG or port itself when untagged).
      */
     async subjectsInService(): Promise<TrafficSubject[]> {
       return select<TrafficSubject>(
@@ -69,10 +76,13 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
            FROM ports p JOIN connections c ON c.id = p.connection
           WHERE c.state IN (:inService)
          UNION ALL
-         SELECT 'connection', c.id, c.device,
-                COALESCE(c.lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id))
+         SELECT 'connection', c.id, c.device, ${connectionInterface}
            FROM connections c
           WHERE c.state IN (:inService) AND EXISTS (SELECT 1 FROM ports p WHERE p.connection = c.id)
+         UNION ALL
+         SELECT 'network_service_config', n.id, c.device, ${configInterface}
+           FROM network_service_configs n JOIN connections c ON c.id = n.connection
+          WHERE n.state IN (:inService) AND EXISTS (SELECT 1 FROM ports p WHERE p.connection = c.id)
          ORDER BY subjectType, subjectId`,
         { inService: IN_SERVICE },
       );
@@ -136,12 +146,17 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
                  FROM ports WHERE id = :id`,
               { id },
             )
-          : await select<TrafficSubjectFacts>(
-              `SELECT managing_account, consuming_account, device,
-                      COALESCE(lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id)) AS interfaceName
-                 FROM connections c WHERE id = :id`,
-              { id },
-            );
+          : subjectType === 'connection'
+            ? await select<TrafficSubjectFacts>(
+                `SELECT managing_account, consuming_account, device, ${connectionInterface} AS interfaceName
+                   FROM connections c WHERE id = :id`,
+                { id },
+              )
+            : await select<TrafficSubjectFacts>(
+                `SELECT n.managing_account, n.consuming_account, c.device, ${configInterface} AS interfaceName
+                   FROM network_service_configs n JOIN connections c ON c.id = n.connection WHERE n.id = :id`,
+                { id },
+              );
       return row;
     },
   };

@@ -4,14 +4,21 @@ import { LabDriver } from '../../activities/drivers/lab';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { parseAddress, parsePrefix, prefixContains } from '../../domain/ip-addresses';
 import { settleConnections } from '../support/connections';
+import {
+  configOrder,
+  deviceOf,
+  FRA_LAN,
+  liveConnection,
+  orderConnection,
+  propertyNames,
+  reaches,
+  SPREE,
+} from '../support/exchange-lan';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
-const SPREE = 'acc-spree-networks';
-const LAN = 'ns-exchange-lan-fra';
-const CONNECTION_ROLES = ['ra-spree-networks-implementation', 'ra-spree-networks-noc'];
-const CONFIG_ROLES = ['ra-spree-networks-noc', 'ra-spree-networks-peering'];
+const LAN = FRA_LAN;
 
 interface Config {
   id: string;
@@ -22,61 +29,16 @@ interface Config {
   status: Array<{ tag: string; message: string }>;
 }
 
-const propertyNames = (response: { body: { properties?: Array<{ name: string }> } }) =>
-  (response.body.properties ?? []).map((p) => p.name);
-
 describe('exchange-LAN network service configs', function () {
   this.timeout(120_000);
   after(() => settleConnections());
   let token: string;
   let other: string;
-  /** A connection of Spree's in production in Frankfurt, one per test that needs its own. */
-  const liveConnection = async (extra: Record<string, unknown> = {}): Promise<string> => {
-    const created = await request('POST', '/connections', {
-      token,
-      body: {
-        managing_account: SPREE,
-        consuming_account: SPREE,
-        billing_account: SPREE,
-        role_assignments: CONNECTION_ROLES,
-        product_offering: 'po-connection-fra-10g',
-        mode: 'standalone',
-        port_quantity: 1,
-        subscriber_side_demarcs: ['cage 9, panel 2, port 1'],
-        ...extra,
-      },
-    });
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.id as string;
-    await eventually('connection in production', async () =>
-      (await request('GET', `/connections/${id}`, { token })).body.state === 'production' ? true : undefined,
-    );
-    return id;
-  };
-  const order = (connection: string, extra: Record<string, unknown> = {}) => ({
-    type: 'exchange_lan',
-    network_service: LAN,
-    managing_account: SPREE,
-    consuming_account: SPREE,
-    billing_account: SPREE,
-    role_assignments: CONFIG_ROLES,
-    connection,
-    vlan_config: { vlan_type: 'dot1q' },
-    asns: [64500 + 11],
-    listed: true,
-    ...extra,
-  });
+  const order = configOrder;
   const read = async (id: string) =>
     (await request('GET', `/network-service-configs/${id}`, { token })).body as Config;
-  const reaches = (id: string, state: string) =>
-    eventually(
-      `config ${id} ${state}`,
-      async () => {
-        const config = await read(id);
-        return config.state === state ? config : undefined;
-      },
-      30_000,
-    );
+  const reached = async (id: string, state: string) =>
+    (await reaches(token, `/network-service-configs/${id}`, state)) as unknown as Config;
   const mac = async (address: string) => {
     const created = await request('POST', '/macs', {
       token,
@@ -92,7 +54,7 @@ describe('exchange-LAN network service configs', function () {
   });
 
   it('orders exchange-LAN access: a VLAN, an IPv4 and an IPv6 address, the device configured, production', async () => {
-    const connection = await liveConnection();
+    const connection = await liveConnection(token);
     const created = await request('POST', '/network-service-configs', { token, body: order(connection) });
     assert.equal(created.status, 201, created.text);
     const config = created.body as Config;
@@ -118,13 +80,26 @@ describe('exchange-LAN network service configs', function () {
       assert.equal(ip.prefix_length, subnet.length);
     }
     assert.deepEqual(ips.map((ip) => ip.version).sort(), [4, 6]);
-    const live = await reaches(config.id, 'production');
+    const live = await reached(config.id, 'production');
     assert.deepEqual(live.ips, config.ips);
     const [carried] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
       config.id,
     ]);
     assert.equal(carried.vlanType, 'dot1q');
     assert.equal(carried.outerVlan, config.vlan_config.vlan);
+    // Traffic on the config's VLAN is sampled like that of ports and connections.
+    const statistics = await eventually('statistics of the config', async () => {
+      const read = await request('GET', `/network-service-configs/${config.id}/statistics`, { token });
+      const aggregate = (
+        read.body as { aggregates: Record<string, { accuracy: number; average_ops_in: number }> }
+      ).aggregates?.PT5M;
+      return aggregate && aggregate.accuracy > 0 ? aggregate : undefined;
+    });
+    assert.ok(statistics.average_ops_in >= 0);
+    assert.equal(
+      (await request('GET', `/network-service-configs/${config.id}/statistics`, { token: other })).status,
+      404,
+    );
     const capacity = await request('GET', `/connections/${connection}`, { token });
     assert.equal(capacity.body.capacity_allocated, 0, 'a config without a limit books no capacity');
     assert.equal(
@@ -145,7 +120,7 @@ describe('exchange-LAN network service configs', function () {
   });
 
   it('refuses orders that break a rule, naming the property, and stores nothing', async () => {
-    const connection = await liveConnection();
+    const connection = await liveConnection(token);
     const foreignMac = await request('POST', '/macs', {
       token: other,
       body: {
@@ -178,10 +153,13 @@ describe('exchange-LAN network service configs', function () {
     }
     const none = await request('GET', `/network-service-configs?connection=${connection}`, { token });
     assert.deepEqual(none.body, []);
+    // An empty list of contacts names nobody: it matches nothing.
+    for (const collection of ['network-service-configs', 'connections'])
+      assert.deepEqual((await request('GET', `/${collection}?contacts=`, { token })).body, []);
   });
 
   it('keeps VLANs unique on a connection and addresses unique on the LAN under 20 concurrent orders', async () => {
-    const connections = [await liveConnection(), await liveConnection()];
+    const connections = [await liveConnection(token), await liveConnection(token)];
     const orders = await Promise.all(
       [...Array(20).keys()].map((i) =>
         request('POST', '/network-service-configs', { token, body: order(connections[i % 2]) }),
@@ -217,11 +195,11 @@ describe('exchange-LAN network service configs', function () {
     });
     assert.equal(untagged.status, 400);
     assert.match(untagged.body.type, /unable-to-fulfill/);
-    for (const config of configs) await reaches(config.id, 'production');
+    for (const config of configs) await reached(config.id, 'production');
   });
 
   it('changes MACs through production_change_pending, holds MACs in use, decommissions and releases', async () => {
-    const connection = await liveConnection();
+    const connection = await liveConnection(token);
     const router = await mac('02:5e:00:00:aa:01');
     const created = await request('POST', '/network-service-configs', {
       token,
@@ -229,7 +207,7 @@ describe('exchange-LAN network service configs', function () {
     });
     assert.equal(created.status, 201, created.text);
     const id = created.body.id as string;
-    await reaches(id, 'production');
+    await reached(id, 'production');
     assert.equal(
       (await request('GET', `/connections/${connection}`, { token })).body.capacity_allocated,
       2_000,
@@ -241,7 +219,7 @@ describe('exchange-LAN network service configs', function () {
     });
     assert.equal(patched.status, 202, patched.text);
     assert.equal(patched.body.state, 'production_change_pending');
-    const changed = await reaches(id, 'production');
+    const changed = await reached(id, 'production');
     assert.deepEqual(changed.macs, [router]);
     const [carried] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
       id,
@@ -269,7 +247,7 @@ describe('exchange-LAN network service configs', function () {
       String(await handle.query('provisioningStep')).startsWith('decommissioning on') ? true : undefined,
     );
     await handle.signal('decommissionNow');
-    const gone = await reaches(id, 'decommissioned');
+    const gone = await reached(id, 'decommissioned');
     assert.deepEqual(gone.ips, [], 'the addresses went back');
     for (const ip of created.body.ips as string[])
       assert.equal((await request('GET', `/ips/${ip}`, { token })).status, 404);
@@ -293,22 +271,14 @@ describe('exchange-LAN network service configs', function () {
   });
 
   it('cancels a config ordered on a connection that is not in production yet', async () => {
-    const created = await request('POST', '/connections', {
-      token,
-      body: {
-        managing_account: SPREE,
-        consuming_account: SPREE,
-        billing_account: SPREE,
-        role_assignments: CONNECTION_ROLES,
-        product_offering: 'po-connection-ams-10g',
-        mode: 'standalone',
-        port_quantity: 1,
-      },
+    // In Amsterdam the subscriber makes the cross-connect: the connection waits for its LOA.
+    const connection = await orderConnection(token, {
+      product_offering: 'po-connection-ams-10g',
+      subscriber_side_demarcs: [],
     });
-    assert.equal(created.status, 201, created.text);
     const config = await request('POST', '/network-service-configs', {
       token,
-      body: order(created.body.id, { network_service: 'ns-exchange-lan-ams' }),
+      body: order(connection, { network_service: 'ns-exchange-lan-ams' }),
     });
     assert.equal(config.status, 201, config.text);
     const id = config.body.id as string;
@@ -317,13 +287,13 @@ describe('exchange-LAN network service configs', function () {
     );
     const cancelled = await request('DELETE', `/network-service-configs/${id}`, { token });
     assert.equal(cancelled.status, 202);
-    const done = await reaches(id, 'cancelled');
+    const done = await reached(id, 'cancelled');
     assert.deepEqual(done.ips, []);
-    assert.equal((await request('DELETE', `/connections/${created.body.id}`, { token })).status, 202);
+    assert.equal((await request('DELETE', `/connections/${connection}`, { token })).status, 202);
   });
 
   it('lets the holder name an allocated address but not move it; customers register their own elsewhere', async () => {
-    const connection = await liveConnection();
+    const connection = await liveConnection(token);
     const created = await request('POST', '/network-service-configs', { token, body: order(connection) });
     const [ip] = created.body.ips as string[];
     const named = await request('PATCH', `/ips/${ip}`, {
@@ -352,12 +322,3 @@ describe('exchange-LAN network service configs', function () {
     assert.match(twice.body.type, /unable-to-fulfill/);
   });
 });
-
-/** The device a connection's ports are on. */
-async function deviceOf(connection: string): Promise<string> {
-  const [row] = await stack().db.sequelize.query<{ device: string }>(
-    'SELECT device FROM connections WHERE id = :connection',
-    { replacements: { connection }, type: QueryTypes.SELECT },
-  );
-  return row.device;
-}

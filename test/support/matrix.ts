@@ -246,6 +246,64 @@ async function ownerReadyToOrder(world: World, roles: readonly string[]): Promis
 /** The exchange LAN the matrix's (Hamburg) connections reach. */
 const MATRIX_EXCHANGE_LAN = 'ns-exchange-lan-ham';
 
+/** An exchange-LAN config of the owner on the world's connection, with its IPv4 address. */
+async function matrixConfig(
+  world: World,
+  refs: { external_ref: string | null; purchase_order: string } = { external_ref: null, purchase_order: '' },
+): Promise<{ config: string; v4: string }> {
+  const { db } = stack();
+  const { config } = await db.networkServiceConfigs.create(
+    {
+      type: 'exchange_lan',
+      network_service: MATRIX_EXCHANGE_LAN,
+      managing_account: world.accounts.owner,
+      consuming_account: world.accounts['sub-account'],
+      billing_account: world.accounts.owner,
+      role_assignments: [],
+      connection: (await carrierOf(world)).id,
+      vlan_config: { vlan_type: 'dot1q', vlan: null },
+      asns: [64512],
+      capacity: null,
+      macs: [],
+      listed: false,
+      product_offering: null,
+      contract_ref: null,
+      ...refs,
+    },
+    { quarantineSeconds: 0 },
+  );
+  const [v4] = await db.sequelize.query<{ id: string }>(
+    'SELECT id FROM ip_addresses WHERE network_service_config = :id AND version = 4',
+    { replacements: { id: config.id }, type: QueryTypes.SELECT },
+  );
+  return { config: config.id, v4: v4.id };
+}
+
+/** A session of the owner with the Hamburg IPv4 route server over `config`. */
+const matrixSession = (world: World, config: string, ip: string) => ({
+  type: 'route_server' as const,
+  network_feature: 'nf-rs1-ham',
+  network_service_config: config,
+  managing_account: world.accounts.owner,
+  consuming_account: world.accounts['sub-account'],
+  billing_account: world.accounts.owner,
+  role_assignments: [],
+  asn: 64512,
+  password: null,
+  as_set_v4: 'AS-MATRIX@RIPE',
+  as_set_v6: null,
+  max_prefix_v4: null,
+  max_prefix_v6: null,
+  insert_ixp_asn: true,
+  session_mode: 'public' as const,
+  bgp_session_type: 'passive' as const,
+  ip,
+  flags: [],
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+});
+
 /** Addresses from a range no exchange subnet uses (RFC 2544's benchmark range). */
 const randomOwnAddress = () => `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 254)}`;
 
@@ -410,29 +468,8 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     async setup(world) {
       const external = canary('config-ref');
       const order = canary('config-po');
-      const connection = await carrierOf(world);
-      const { config } = await stack().db.networkServiceConfigs.create(
-        {
-          type: 'exchange_lan',
-          network_service: MATRIX_EXCHANGE_LAN,
-          managing_account: world.accounts.owner,
-          consuming_account: world.accounts['sub-account'],
-          billing_account: world.accounts.owner,
-          role_assignments: [],
-          connection: connection.id,
-          vlan_config: { vlan_type: 'dot1q', vlan: null },
-          asns: [64512],
-          capacity: null,
-          macs: [],
-          listed: false,
-          product_offering: null,
-          external_ref: external,
-          purchase_order: order,
-          contract_ref: null,
-        },
-        { quarantineSeconds: 0 },
-      );
-      return { id: config.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+      const { config } = await matrixConfig(world, { external_ref: external, purchase_order: order });
+      return { id: config, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
     },
     async createBody(world) {
       const assignments = await ownerReadyToOrder(world, ['role-noc', 'role-peering']);
@@ -451,6 +488,31 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       };
     },
     patchBody: () => ({ type: 'exchange_lan', purchase_order: 'matrix patched' }),
+  },
+  'network-feature-configs': {
+    kind: 'subject',
+    asynchronous: true,
+    async setup(world) {
+      const external = canary('session-ref');
+      const password = canary('session-password');
+      const { config, v4 } = await matrixConfig(world);
+      const { featureConfig } = await stack().db.networkFeatureConfigs.create({
+        ...matrixSession(world, config, v4),
+        external_ref: external,
+        password,
+      });
+      return {
+        id: featureConfig.id,
+        access: owned(world, 'owner', 'sub-account'),
+        canaries: [external, password],
+      };
+    },
+    async createBody(world) {
+      const assignments = await ownerReadyToOrder(world, ['role-noc']);
+      const { config, v4 } = await matrixConfig(world);
+      return { ...matrixSession(world, config, v4), role_assignments: assignments };
+    },
+    patchBody: () => ({ max_prefix_v4: 42 }),
   },
   ips: {
     kind: 'subject',

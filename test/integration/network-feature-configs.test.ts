@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { LabDriver } from '../../activities/drivers/lab';
+import { featureConfigWorkflowId } from '../../db/repositories/network-feature-config-repository';
+import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
+import { settleConnections } from '../support/connections';
+import { configOrder, liveConnection, propertyNames, reaches, SPREE } from '../support/exchange-lan';
+import { login, request } from '../support/http';
+import { stack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const RS4 = 'nf-rs1-fra';
+const RS6 = 'nf-rs2-fra';
+
+interface Config {
+  id: string;
+  state: string;
+  ips: string[];
+  network_feature_configs: string[];
+  status: Array<{ tag: string; attrs: Record<string, unknown> }>;
+}
+
+describe('route-server sessions (network feature configs)', function () {
+  this.timeout(120_000);
+  after(() => settleConnections());
+  let token: string;
+  const lab = () => new LabDriver(stack().db.sequelize);
+
+  before(async () => {
+    token = (await login('customer', 0)).accessToken;
+  });
+
+  /** An exchange-LAN config of Spree's, with its IPv4 and IPv6 address ids. */
+  const config = async () => {
+    const created = await request('POST', '/network-service-configs', {
+      token,
+      body: configOrder(await liveConnection(token)),
+    });
+    assert.equal(created.status, 201, created.text);
+    const ips = (await request('GET', `/ips?network_service_config=${created.body.id}`, { token }))
+      .body as Array<{
+      id: string;
+      version: number;
+      address: string;
+    }>;
+    return {
+      id: created.body.id as string,
+      v4: ips.find((ip) => ip.version === 4)!,
+      v6: ips.find((ip) => ip.version === 6)!,
+    };
+  };
+  const session = (configId: string, ip: string, extra: Record<string, unknown> = {}) => ({
+    type: 'route_server',
+    network_feature: RS4,
+    network_service_config: configId,
+    managing_account: SPREE,
+    consuming_account: SPREE,
+    billing_account: SPREE,
+    role_assignments: ['ra-spree-networks-noc'],
+    asn: 64511,
+    as_set_v4: 'AS-SPREE@RIPE',
+    session_mode: 'public',
+    bgp_session_type: 'passive',
+    ip,
+    max_prefix_v4: 100,
+    ...extra,
+  });
+
+  it('brings up sessions with both route servers, each on the route server as ordered', async () => {
+    const { id, v4, v6 } = await config();
+    const first = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+    assert.equal(first.status, 201, first.text);
+    const second = await request('POST', '/network-feature-configs', {
+      token,
+      body: session(id, v6.id, {
+        network_feature: RS6,
+        as_set_v4: null,
+        as_set_v6: 'AS-SPREE-V6@RIPE',
+        max_prefix_v4: null,
+        max_prefix_v6: 20,
+        flags: [{ name: 'no-export', enabled: true }],
+      }),
+    });
+    assert.equal(second.status, 201, second.text);
+    await reaches(token, `/network-feature-configs/${first.body.id}`, 'production');
+    await reaches(token, `/network-feature-configs/${second.body.id}`, 'production');
+    const [held4] = await lab().readBgpSessions(RS4, [first.body.id]);
+    assert.deepEqual(
+      { ...held4 },
+      {
+        name: first.body.id,
+        peerAsn: 64511,
+        peerAddress: v4.address,
+        passive: true,
+        password: null,
+        asSet: 'AS-SPREE@RIPE',
+        maxPrefix: 100,
+        insertIxpAsn: true,
+        // The route server's mandatory flag is on without being named.
+        flags: ['rpki-strict'],
+      },
+    );
+    const [held6] = await lab().readBgpSessions(RS6, [second.body.id]);
+    assert.equal(held6.peerAddress, v6.address);
+    assert.deepEqual(held6.flags, ['no-export', 'rpki-strict']);
+    const read = (await request('GET', `/network-service-configs/${id}`, { token })).body as Config;
+    assert.deepEqual(read.network_feature_configs, [first.body.id, second.body.id].sort());
+    const listed = await request('GET', `/network-feature-configs?service_config=${id}`, { token });
+    assert.equal((listed.body as unknown[]).length, 2);
+  });
+
+  it('refuses sessions that break a rule, naming the property', async () => {
+    const { id, v4, v6 } = await config();
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['ip', { ip: v6.id }],
+      ['ip', { ip: 'ip-nowhere' }],
+      ['asn', { asn: 64999 }],
+      ['session_mode', { session_mode: 'collector' }],
+      ['bgp_session_type', { bgp_session_type: 'active' }],
+      ['as_set_v4', { as_set_v4: null }],
+      ['as_set_v4', { as_set_v4: 'not an as-set' }],
+      ['flags.0', { flags: [{ name: 'blackholing', enabled: true }] }],
+      ['flags.0', { flags: [{ name: 'rpki-strict', enabled: false }] }],
+      ['network_feature', { network_feature: 'nf-rs1-ams' }],
+      ['network_service_config', { network_service_config: 'nsc-nowhere' }],
+      ['role_assignments', { role_assignments: [] }],
+    ];
+    for (const [property, extra] of cases) {
+      const refused = await request('POST', '/network-feature-configs', {
+        token,
+        body: session(id, v4.id, extra),
+      });
+      assert.equal(refused.status, 400, `${property}: ${refused.text}`);
+      assert.ok(propertyNames(refused).includes(property), `${property}: ${refused.text}`);
+    }
+    const first = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+    assert.equal(first.status, 201, first.text);
+    const twin = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+    assert.equal(twin.status, 400);
+    assert.equal(twin.body.conflicts[0].resource_id, first.body.id);
+  });
+
+  it('holds a config of a service with a required route server until it has a session with it', async () => {
+    const { db } = stack();
+    await db.sequelize.query('UPDATE network_features SET required = TRUE WHERE id = :id', {
+      replacements: { id: RS4 },
+    });
+    try {
+      const { id, v4 } = await config();
+      const waiting = await eventually('the config waiting for its session', async () => {
+        const read = (await request('GET', `/network-service-configs/${id}`, { token })).body as Config;
+        return read.status.find((entry) => entry.tag === 'feature_config_missing') ? read : undefined;
+      });
+      assert.equal(waiting.state, 'testing');
+      assert.deepEqual(waiting.status[0].attrs.network_features, [RS4]);
+      const created = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+      assert.equal(created.status, 201, created.text);
+      await reaches(token, `/network-service-configs/${id}`, 'production');
+      await reaches(token, `/network-feature-configs/${created.body.id}`, 'production');
+    } finally {
+      await db.sequelize.query('UPDATE network_features SET required = FALSE WHERE id = :id', {
+        replacements: { id: RS4 },
+      });
+    }
+  });
+
+  it('changes a session through production_change_pending and decommissions it with its config', async () => {
+    const { id, v4 } = await config();
+    const created = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+    const sessionId = created.body.id as string;
+    await reaches(token, `/network-feature-configs/${sessionId}`, 'production');
+    const patched = await request('PATCH', `/network-feature-configs/${sessionId}`, {
+      token,
+      body: { max_prefix_v4: 250, password: 'sekrit-md5' },
+    });
+    assert.equal(patched.status, 202, patched.text);
+    assert.equal(patched.body.state, 'production_change_pending');
+    await reaches(token, `/network-feature-configs/${sessionId}`, 'production');
+    const [held] = await lab().readBgpSessions(RS4, [sessionId]);
+    assert.equal(held.maxPrefix, 250);
+    assert.equal(held.password, 'sekrit-md5');
+    const moved = await request('PATCH', `/network-feature-configs/${sessionId}`, {
+      token,
+      body: { network_feature: RS6 },
+    });
+    assert.deepEqual(propertyNames(moved), ['network_feature']);
+
+    await reaches(token, `/network-service-configs/${id}`, 'production');
+    const deleted = await request('DELETE', `/network-service-configs/${id}`, { token });
+    assert.equal(deleted.status, 202, deleted.text);
+    const going = (await request('GET', `/network-feature-configs/${sessionId}`, { token })).body;
+    assert.equal(going.state, 'decommission_requested', 'the session goes with its config');
+    assert.equal(going.decommission_at, deleted.body.decommission_at);
+    for (const workflowId of [configWorkflowId(id), featureConfigWorkflowId(sessionId)]) {
+      const handle = stack().temporal.client.workflow.getHandle(workflowId);
+      await eventually('the workflow waiting for the day', async () =>
+        String(await handle.query('provisioningStep')).startsWith('decommissioning on') ? true : undefined,
+      );
+      await handle.signal('decommissionNow');
+    }
+    await reaches(token, `/network-feature-configs/${sessionId}`, 'decommissioned');
+    await reaches(token, `/network-service-configs/${id}`, 'decommissioned');
+    assert.deepEqual(await lab().readBgpSessions(RS4, [sessionId]), []);
+  });
+});
