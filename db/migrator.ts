@@ -11,6 +11,7 @@ import * as sparePorts from './migrations/0008-spare-ports';
 import * as networkServiceConfigs from './migrations/0009-network-service-configs';
 import * as labServices from './migrations/0011-lab-services';
 import * as trafficSamples from './migrations/0010-traffic-samples';
+import * as labBgpSessions from './migrations/0012-lab-bgp-sessions';
 import * as networkFeatureConfigs from './migrations/0013-network-feature-configs';
 
 interface Migration {
@@ -31,6 +32,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0009-network-service-configs', networkServiceConfigs],
   ['0010-traffic-samples', trafficSamples],
   ['0011-lab-services', labServices],
+  ['0012-lab-bgp-sessions', labBgpSessions],
   ['0013-network-feature-configs', networkFeatureConfigs],
 ];
 
