@@ -1,5 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ConfigChange, DeviceIntent, InterfaceState, LagConfig, ServiceAttachment } from './contract';
+import { formatAddress, parseAddress } from '../../domain/ip-addresses';
+import type {
+  BgpSession,
+  ConfigChange,
+  DeviceIntent,
+  InterfaceState,
+  LagConfig,
+  ServiceAttachment,
+} from './contract';
 import { DriverError } from './contract';
 
 /** The parts of a device an intent may touch, as they are now. */
@@ -7,6 +15,7 @@ export interface DeviceSnapshot {
   interfaces: ReadonlyMap<string, InterfaceState>;
   lags: ReadonlyMap<string, LagConfig>;
   services: ReadonlyMap<string, ServiceAttachment>;
+  bgpSessions: ReadonlyMap<string, BgpSession>;
 }
 
 const LAG_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,79}$/;
@@ -14,6 +23,12 @@ const LAG_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,79}$/;
 const SERVICE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,79}$/;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 const MAX_DESCRIPTION = 240;
+/** Printable ASCII without the space and the quotes, which device configs would have to escape. */
+const PASSWORD = /^[!#-&(-~]{1,80}$/;
+const MAX_AS_SET = 100;
+const MAX_ASN = 4294967294;
+/** AS_TRANS (RFC 6793) stands in for 4-byte ASNs towards old speakers; no router peers as it. */
+const AS_TRANS = 23456;
 
 const invalid = (message: string): never => {
   throw new DriverError('invalid-config', message);
@@ -224,11 +239,107 @@ function planServices(
   return { early: [...deletes, ...early], late: [...late, ...creates] };
 }
 
+/** A session with its flags as a set (sorted) and nothing but the contract's properties. */
+const normalisedSession = (session: BgpSession): BgpSession => ({
+  name: session.name,
+  peerAsn: session.peerAsn,
+  peerAddress: session.peerAddress,
+  passive: session.passive,
+  password: session.password,
+  asSet: session.asSet,
+  maxPrefix: session.maxPrefix,
+  insertIxpAsn: session.insertIxpAsn,
+  flags: [...session.flags].sort(),
+});
+
+/** Whether `text` is an IPv4 or IPv6 address written the one way the device reads back. */
+function isCanonicalAddress(text: unknown): boolean {
+  if (typeof text !== 'string') return false;
+  const parsed = parseAddress(text);
+  return parsed !== null && formatAddress(parsed.version, parsed.value) === text;
+}
+
+/** Checks what a session says of itself; whether its peer address is free is checked over all of them. */
+function checkSession(session: BgpSession): void {
+  const { name, peerAsn, peerAddress, password, asSet, maxPrefix, flags } = session;
+  if (typeof name !== 'string' || !SERVICE_NAME.test(name))
+    invalid(`BGP session name ${JSON.stringify(name)} is not a valid name`);
+  const where = `BGP session ${name}`;
+  if (!Number.isInteger(peerAsn) || peerAsn < 1 || peerAsn > MAX_ASN)
+    invalid(`${where}: peer ASN ${peerAsn} is not an ASN from 1 to ${MAX_ASN}`);
+  if (peerAsn === AS_TRANS) invalid(`${where}: peer ASN ${AS_TRANS} is AS_TRANS, which no router peers as`);
+  if (!isCanonicalAddress(peerAddress))
+    invalid(
+      `${where}: peer address ${JSON.stringify(peerAddress)} is not an IPv4 or IPv6 address in canonical form (lower case, compressed)`,
+    );
+  if (typeof session.passive !== 'boolean') invalid(`${where}: passive is not true or false`);
+  if (typeof session.insertIxpAsn !== 'boolean') invalid(`${where}: insertIxpAsn is not true or false`);
+  if (password !== null && (typeof password !== 'string' || !PASSWORD.test(password)))
+    invalid(`${where}: the password is not 1 to 80 printable ASCII characters without spaces or quotes`);
+  if (asSet !== null && (typeof asSet !== 'string' || asSet.length > MAX_AS_SET))
+    invalid(`${where}: AS-SET longer than ${MAX_AS_SET} characters`);
+  if (maxPrefix !== null && !(Number.isSafeInteger(maxPrefix) && maxPrefix >= 0))
+    invalid(`${where}: max prefix ${maxPrefix} is not a whole number from 0`);
+  if (!Array.isArray(flags) || flags.some((flag) => typeof flag !== 'string' || flag === ''))
+    invalid(`${where}: flags are not a list of names`);
+  if (new Set(flags).size !== flags.length) invalid(`${where}: names a flag twice`);
+}
+
 /**
- * Checks an intent against a device and works out what committing it changes: services removed or
- * moved away, LAGs removed, every interface whose settings or LAG membership move, LAGs created or
- * changed, then services moved onto them or created. Applied in this order, no service ever sits
- * on a missing parent. Throws an `invalid-config` DriverError for an intent the device cannot take.
+ * Checks the BGP sessions of an intent, and that no two sessions will share a peer address, and
+ * plans their changes: deletes, which go before any other change, and creates and updates, which
+ * go after every other one. Sessions depend on no interface, so neither group waits for one.
+ */
+function planBgpSessions(
+  snapshot: DeviceSnapshot,
+  intent: DeviceIntent,
+): { deletes: ConfigChange[]; upserts: ConfigChange[] } {
+  const intended = intent.bgpSessions ?? [];
+  const removed = new Set(intent.removeBgpSessions ?? []);
+  const names = new Set<string>();
+  for (const session of intended) {
+    checkSession(session);
+    if (names.has(session.name)) invalid(`the intent names BGP session ${session.name} twice`);
+    if (removed.has(session.name)) invalid(`BGP session ${session.name} is both intended and removed`);
+    names.add(session.name);
+  }
+
+  const after = new Map(snapshot.bgpSessions);
+  for (const name of removed) after.delete(name);
+  for (const session of intended) after.set(session.name, normalisedSession(session));
+
+  const holders = new Map<string, string>();
+  for (const session of [...after.values()].sort((x, y) => (x.name < y.name ? -1 : 1))) {
+    const holder = holders.get(session.peerAddress);
+    if (holder)
+      invalid(
+        `BGP sessions ${holder} and ${session.name} both peer with ${session.peerAddress}; a route server holds one session per member address`,
+      );
+    holders.set(session.peerAddress, session.name);
+  }
+
+  const deletes: ConfigChange[] = [];
+  const upserts: ConfigChange[] = [];
+  for (const name of [...new Set([...removed, ...names])].sort()) {
+    const was = snapshot.bgpSessions.get(name) ?? null;
+    const will = after.get(name) ?? null;
+    if (was === null) {
+      if (will !== null)
+        upserts.push({ kind: 'bgp_session', name, action: 'create', before: null, after: will });
+    } else if (will === null)
+      deletes.push({ kind: 'bgp_session', name, action: 'delete', before: was, after: null });
+    else if (!isDeepStrictEqual(normalisedSession(was), will))
+      upserts.push({ kind: 'bgp_session', name, action: 'update', before: was, after: will });
+  }
+  return { deletes, upserts };
+}
+
+/**
+ * Checks an intent against a device and works out what committing it changes: BGP sessions
+ * removed, services removed or moved away, LAGs removed, every interface whose settings or LAG
+ * membership move, LAGs created or changed, services moved onto them or created, and last BGP
+ * sessions created or changed. Applied in this order, no service ever sits on a missing parent.
+ * Throws an `invalid-config` DriverError for an intent the device cannot take.
  */
 export function planChanges(snapshot: DeviceSnapshot, intent: DeviceIntent): ConfigChange[] {
   const intendedLags = intent.lags ?? [];
@@ -264,8 +375,9 @@ export function planChanges(snapshot: DeviceSnapshot, intent: DeviceIntent): Con
   }
 
   const services = planServices(snapshot, { lags: lagsAfter, memberOf }, intent);
+  const sessions = planBgpSessions(snapshot, intent);
 
-  const changes: ConfigChange[] = [...services.early];
+  const changes: ConfigChange[] = [...sessions.deletes, ...services.early];
   for (const name of [...removed].sort()) {
     const before = snapshot.lags.get(name);
     if (before) changes.push({ kind: 'lag', name, action: 'delete', before, after: null });
@@ -289,7 +401,7 @@ export function planChanges(snapshot: DeviceSnapshot, intent: DeviceIntent): Con
     else if (!isDeepStrictEqual(normalised(before), after))
       changes.push({ kind: 'lag', name: lag.name, action: 'update', before, after });
   }
-  changes.push(...services.late);
+  changes.push(...services.late, ...sessions.upserts);
   return changes;
 }
 
@@ -308,13 +420,17 @@ export function applyChanges(snapshot: DeviceSnapshot, changes: readonly ConfigC
   const interfaces = new Map(snapshot.interfaces);
   const lags = new Map(snapshot.lags);
   const services = new Map(snapshot.services);
+  const bgpSessions = new Map(snapshot.bgpSessions);
   for (const change of changes) {
     if (change.kind === 'interface') interfaces.set(change.name, change.after as InterfaceState);
     else if (change.kind === 'lag') {
       if (change.after === null) lags.delete(change.name);
       else lags.set(change.name, change.after as LagConfig);
+    } else if (change.kind === 'bgp_session') {
+      if (change.after === null) bgpSessions.delete(change.name);
+      else bgpSessions.set(change.name, change.after as BgpSession);
     } else if (change.after === null) services.delete(change.name);
     else services.set(change.name, change.after as ServiceAttachment);
   }
-  return { interfaces, lags, services };
+  return { interfaces, lags, services, bgpSessions };
 }

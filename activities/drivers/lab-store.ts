@@ -1,6 +1,7 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type {
+  BgpSession,
   ConfigChange,
   CounterReading,
   DriverErrorCode,
@@ -52,6 +53,18 @@ interface ServiceRow {
   rate_limit: number | string | null;
 }
 
+interface BgpSessionRow {
+  name: string;
+  peer_asn: number | string;
+  peer_address: string;
+  passive: number | boolean;
+  password: string | null;
+  as_set: string | null;
+  max_prefix: number | string | null;
+  insert_ixp_asn: number | boolean;
+  flags: string;
+}
+
 export interface LabFault {
   /** A device, or every device when absent. */
   device?: string;
@@ -63,7 +76,8 @@ export interface LabFault {
     | 'readLags'
     | 'readOptics'
     | 'readServices'
-    | 'readCounters';
+    | 'readCounters'
+    | 'readBgpSessions';
   /** A DriverError code, or `optics-low`: optics readings far below their range. */
   code: DriverErrorCode | 'optics-low';
   message?: string;
@@ -101,6 +115,18 @@ const toService = (row: ServiceRow): ServiceAttachment => ({
   innerVlan: numberOrNull(row.inner_vlan),
   macs: JSON.parse(row.macs) as string[],
   rateLimit: numberOrNull(row.rate_limit),
+});
+
+const toBgpSession = (row: BgpSessionRow): BgpSession => ({
+  name: row.name,
+  peerAsn: Number(row.peer_asn),
+  peerAddress: row.peer_address,
+  passive: Boolean(row.passive),
+  password: row.password,
+  asSet: row.as_set,
+  maxPrefix: numberOrNull(row.max_prefix),
+  insertIxpAsn: Boolean(row.insert_ixp_asn),
+  flags: JSON.parse(row.flags) as string[],
 });
 
 const inList = (names: readonly string[] | undefined) => (names ? ' AND name IN (:names)' : '');
@@ -143,10 +169,10 @@ const share = (counters: Counters, perMille: bigint): Counters =>
 const SUB_INTERFACE = /^(.+)\.(\d{1,4})$/;
 
 /**
- * The lab fabric in the database: devices with a configuration version, interfaces that mirror
- * the catalogue's ports, LAGs, services on them, candidates, commits and injected faults. `clock`
- * says when traffic starts and stops as interfaces are enabled and disabled, and when counters are
- * read.
+ * The lab fabric in the database: devices with a configuration version (switches and route
+ * servers), interfaces that mirror the catalogue's ports, LAGs, services on them, the route
+ * servers' BGP sessions, candidates, commits and injected faults. `clock` says when traffic starts
+ * and stops as interfaces are enabled and disabled, and when counters are read.
  */
 export function createLabStore(sequelize: Sequelize, clock: () => Date = () => new Date()) {
   const select = <T extends object>(
@@ -226,6 +252,28 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
             transaction,
           );
         }
+      } else if (change.kind === 'bgp_session') {
+        if (change.after === null) {
+          await run(
+            'DELETE FROM lab_bgp_sessions WHERE device = :device AND name = :name',
+            { device, name: change.name },
+            transaction,
+          );
+        } else {
+          const session = change.after as BgpSession;
+          await run(
+            `INSERT INTO lab_bgp_sessions (device, name, peer_asn, peer_address, passive, password,
+               as_set, max_prefix, insert_ixp_asn, flags)
+             VALUES (:device, :name, :peerAsn, :peerAddress, :passive, :password, :asSet, :maxPrefix,
+               :insertIxpAsn, :flags)
+             ON DUPLICATE KEY UPDATE peer_asn = VALUES(peer_asn), peer_address = VALUES(peer_address),
+               passive = VALUES(passive), password = VALUES(password), as_set = VALUES(as_set),
+               max_prefix = VALUES(max_prefix), insert_ixp_asn = VALUES(insert_ixp_asn),
+               flags = VALUES(flags)`,
+            { device, ...session, flags: JSON.stringify(session.flags) },
+            transaction,
+          );
+        }
       } else if (change.after === null) {
         await run(
           'DELETE FROM lab_services WHERE device = :device AND name = :name',
@@ -249,9 +297,17 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
   }
 
   return {
-    /** Adds a lab device for every catalogue device and an interface for every port; keeps what exists. */
+    /**
+     * Adds a lab device for every catalogue device and route server (named like its network
+     * feature) and an interface for every port; keeps what exists.
+     */
     async syncFromCatalogue(): Promise<void> {
       await run('INSERT IGNORE INTO lab_devices (device, version) SELECT id, 0 FROM devices', {});
+      await run(
+        `INSERT IGNORE INTO lab_devices (device, version)
+         SELECT id, 0 FROM network_features WHERE type = 'route_server'`,
+        {},
+      );
       await run(
         `INSERT IGNORE INTO lab_interfaces (device, name, description, enabled, speed, lag, rx_dbm, tx_dbm)
          SELECT device, name, '', FALSE, speed, NULL, -3.5, -2.0 FROM ports`,
@@ -283,7 +339,7 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
       });
     },
 
-    /** Every interface, LAG and service of a device, with its configuration version. */
+    /** Every interface, LAG, service and BGP session of a device, with its configuration version. */
     async snapshot(device: string, transaction?: Transaction): Promise<DeviceSnapshot & { version: number }> {
       const [row] = await select<{ version: number }>(
         'SELECT version FROM lab_devices WHERE device = :device',
@@ -306,11 +362,17 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
         { device },
         transaction,
       );
+      const bgpSessions = await select<BgpSessionRow>(
+        'SELECT * FROM lab_bgp_sessions WHERE device = :device',
+        { device },
+        transaction,
+      );
       return {
         version: Number(row.version),
         interfaces: new Map(interfaces.map((r) => [r.name, toInterface(r)])),
         lags: new Map(lags.map((r) => [r.name, toLag(r)])),
         services: new Map(services.map((r) => [r.name, toService(r)])),
+        bgpSessions: new Map(bgpSessions.map((r) => [r.name, toBgpSession(r)])),
       };
     },
 
@@ -434,6 +496,14 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
         { device, names },
       );
       return rows.map(toService);
+    },
+
+    async readBgpSessions(device: string, names?: readonly string[]): Promise<BgpSession[]> {
+      const rows = await select<BgpSessionRow>(
+        `SELECT * FROM lab_bgp_sessions WHERE device = :device${inList(names)} ORDER BY name`,
+        { device, names },
+      );
+      return rows.map(toBgpSession);
     },
 
     async readOptics(device: string, names: readonly string[], low = false): Promise<OpticsReading[]> {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sequelize } from 'sequelize';
 import { newId } from '../../db/ids';
 import type {
+  BgpSession,
   Candidate,
   CommitResult,
   ConfigChange,
@@ -39,6 +40,7 @@ export class LabDriver implements DeviceDriver {
     rollback: true,
     services: true,
     counters: true,
+    bgpSessions: true,
   };
   readonly store: LabStore;
 
@@ -101,6 +103,11 @@ export class LabDriver implements DeviceDriver {
   async readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]> {
     await this.reach(device, 'readServices');
     return this.store.readServices(device, names);
+  }
+
+  async readBgpSessions(device: string, names?: readonly string[]): Promise<BgpSession[]> {
+    await this.reach(device, 'readBgpSessions');
+    return this.store.readBgpSessions(device, names);
   }
 
   async readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]> {

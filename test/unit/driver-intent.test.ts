@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type {
+  BgpSession,
   ConfigChange,
   DeviceIntent,
   InterfaceState,
@@ -23,7 +24,11 @@ const port = (name: string, extra: Partial<InterfaceState> = {}): InterfaceState
   ...extra,
 });
 
-function snapshotOf(lags: LagConfig[] = [], services: ServiceAttachment[] = []): DeviceSnapshot {
+function snapshotOf(
+  lags: LagConfig[] = [],
+  services: ServiceAttachment[] = [],
+  sessions: BgpSession[] = [],
+): DeviceSnapshot {
   const interfaces = new Map(NAMES.map((name) => [name, port(name)]));
   for (const lag of lags)
     for (const member of lag.members) interfaces.set(member, port(member, { lag: lag.name }));
@@ -31,6 +36,7 @@ function snapshotOf(lags: LagConfig[] = [], services: ServiceAttachment[] = []):
     interfaces,
     lags: new Map(lags.map((lag) => [lag.name, lag])),
     services: new Map(services.map((service) => [service.name, service])),
+    bgpSessions: new Map(sessions.map((session) => [session.name, session])),
   };
 }
 
@@ -51,6 +57,7 @@ const comparable = (snapshot: DeviceSnapshot) => ({
     .map((lag) => ({ ...lag, members: [...lag.members].sort() }))
     .sort((x, y) => x.name.localeCompare(y.name)),
   services: [...snapshot.services.values()].sort((x, y) => x.name.localeCompare(y.name)),
+  bgpSessions: [...snapshot.bgpSessions.values()].sort((x, y) => x.name.localeCompare(y.name)),
 });
 
 const lagArbitrary = fc.record({
