@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type {
+  BgpSession,
   CounterReading,
   DeviceDriver,
   DeviceIntent,
@@ -17,6 +18,11 @@ export interface DriverUnderTest {
   device: string;
   /** At least four interfaces of one speed, in no LAG, that the tests may change freely. */
   interfaces: string[];
+  /**
+   * A route server whose sessions named `contract-…` the tests may change freely; a driver with
+   * `bgpSessions` must name one.
+   */
+  routeServer?: string;
 }
 
 const key = () => `contract-${randomBytes(6).toString('hex')}`;
@@ -36,6 +42,26 @@ const service = (
   tags: Tags,
   extra: Partial<ServiceAttachment> = {},
 ): ServiceAttachment => ({ name, description: '', parent, ...tags, macs: [], rateLimit: null, ...extra });
+
+// Addresses outside the peering LANs of the demo catalogue (benchmarking and documentation ranges),
+// so that the tests' sessions never take a member's address on a route server in use.
+const PEER_V4 = '198.18.0.1';
+const PEER_V4_OTHER = '198.18.0.2';
+const PEER_V6 = '2001:db8:ffff::1';
+const PEER_V6_OTHER = '2001:db8:ffff::2';
+
+const session = (name: string, peerAddress: string, extra: Partial<BgpSession> = {}): BgpSession => ({
+  name,
+  peerAsn: 64496,
+  peerAddress,
+  passive: true,
+  password: null,
+  asSet: null,
+  maxPrefix: null,
+  insertIxpAsn: false,
+  flags: [],
+  ...extra,
+});
 
 const byName = <T extends { name: string }>(items: T[]): T[] =>
   [...items].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
@@ -73,6 +99,7 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
     let driver: DeviceDriver;
     let device: string;
     let a: string, b: string, c: string, d: string;
+    let routeServer: string | undefined;
 
     const apply = async (intent: Omit<DeviceIntent, 'device'>) => {
       const candidate = await driver.load({ device, ...intent });
@@ -94,6 +121,30 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       return false;
     };
 
+    /**
+     * The route server to hold sessions on, or none where the driver lacks `bgpSessions`: it then
+     * refuses sessions and reads none.
+     */
+    const sessionsHost = async (): Promise<string | undefined> => {
+      if (!driver.capabilities.bgpSessions) {
+        const host = routeServer ?? device;
+        const intent: DeviceIntent = { device: host, bgpSessions: [session('contract-rs', PEER_V4)] };
+        await expectDriverError(driver.load(intent), 'invalid-config');
+        assert.deepEqual(await driver.readBgpSessions(host), []);
+        return undefined;
+      }
+      assert.ok(routeServer, 'a driver with BGP sessions is tested on a route server (routeServer)');
+      return routeServer;
+    };
+    const applyOn = async (host: string, intent: Omit<DeviceIntent, 'device'>) => {
+      const candidate = await driver.load({ device: host, ...intent });
+      return driver.commit(candidate.id, key());
+    };
+    const readSessions = async (host: string, names?: string[]) =>
+      byName(await driver.readBgpSessions(host, names));
+    const ourSessions = async (host: string) =>
+      (await readSessions(host)).filter((s) => s.name.startsWith('contract-'));
+
     /** A LAG of a and b to put services on, or interface d where the driver builds no LAGs. */
     const bundleParent = async (): Promise<string> => {
       if (!driver.capabilities.lags) return d;
@@ -109,6 +160,7 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       device = subject.device;
       assert.ok(subject.interfaces.length >= 4, 'the contract tests need four interfaces');
       [a, b, c, d] = subject.interfaces;
+      routeServer = subject.routeServer;
     });
 
     // Every test starts from the same state: none of its LAGs or services, the four interfaces
@@ -122,6 +174,10 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
         removeLags: ours(lags.map((lag) => lag.name)),
         ...(driver.capabilities.services ? { removeServices: ours(services.map((s) => s.name)) } : {}),
       });
+      if (driver.capabilities.bgpSessions && routeServer) {
+        const sessions = await ourSessions(routeServer);
+        if (sessions.length) await applyOn(routeServer, { removeBgpSessions: sessions.map((s) => s.name) });
+      }
     });
 
     it('reads its interfaces, all of them or the ones named', async () => {
@@ -484,6 +540,156 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       assert.deepEqual(await readServices(['contract-once', 'contract-twice']), [
         service('contract-once', c, dot1q(100)),
       ]);
+    });
+
+    it('holds a passive IPv4 and an active IPv6 session on a route server: creates, reads back, changes and removes them', async () => {
+      const host = await sessionsHost();
+      if (!host) return;
+      const v4 = session('contract-rs-v4', PEER_V4, {
+        asSet: 'AS-CONTRACT',
+        maxPrefix: 100,
+        flags: ['rpki-strict', 'no-export'],
+      });
+      const v6 = session('contract-rs-v6', PEER_V6, {
+        peerAsn: 4200000000,
+        passive: false,
+        password: 'contract-Secret#1',
+        asSet: 'AS-CONTRACT-V6',
+        maxPrefix: 20,
+        insertIxpAsn: true,
+      });
+      const names = [v4.name, v6.name];
+      const candidate = await driver.load({ device: host, bgpSessions: [v6, v4] });
+      assert.deepEqual(
+        candidate.changes.map((change) => [change.kind, change.name, change.action]),
+        [
+          ['bgp_session', v4.name, 'create'],
+          ['bgp_session', v6.name, 'create'],
+        ],
+      );
+      assert.deepEqual(await readSessions(host, names), [], 'loading changed the device');
+      await driver.commit(candidate.id, key());
+      const created = { ...v4, flags: ['no-export', 'rpki-strict'] };
+      assert.deepEqual(await readSessions(host, names), [created, v6], 'flags read back sorted');
+      assert.deepEqual(await readSessions(host, [v6.name]), [v6]);
+
+      const changedV4 = { ...created, maxPrefix: 250, flags: ['no-export'], password: 'contract-new' };
+      const changedV6 = { ...v6, maxPrefix: null, flags: ['graceful-shutdown'], password: null };
+      const { changes } = await applyOn(host, { bgpSessions: [changedV4, changedV6] });
+      assert.deepEqual(
+        changes.map((change) => [change.kind, change.name, change.action]),
+        [
+          ['bgp_session', v4.name, 'update'],
+          ['bgp_session', v6.name, 'update'],
+        ],
+      );
+      assert.deepEqual(await readSessions(host, names), [changedV4, changedV6]);
+
+      await applyOn(host, { removeBgpSessions: names });
+      assert.deepEqual(await readSessions(host, names), []);
+    });
+
+    it('refuses two sessions with one peer address, and changes nothing', async () => {
+      const host = await sessionsHost();
+      if (!host) return;
+      await applyOn(host, {
+        bgpSessions: [session('contract-rs-v4', PEER_V4), session('contract-rs-v6', PEER_V6)],
+      });
+      const before = await ourSessions(host);
+      const refusals: BgpSession[][] = [
+        // A running session's address, another running session moved onto it, and two new ones.
+        [session('contract-rs-x', PEER_V4, { peerAsn: 64497 })],
+        [session('contract-rs-v6', PEER_V4)],
+        [session('contract-rs-x', PEER_V6_OTHER), session('contract-rs-y', PEER_V6_OTHER)],
+      ];
+      for (const bgpSessions of refusals) {
+        const error = await expectDriverError(driver.load({ device: host, bgpSessions }), 'invalid-config');
+        assert.equal(error.retryable, false);
+      }
+      assert.deepEqual(await ourSessions(host), before);
+      // An address freed in the same intent may be taken.
+      await applyOn(host, {
+        removeBgpSessions: ['contract-rs-v4'],
+        bgpSessions: [session('contract-rs-x', PEER_V4, { peerAsn: 64497 })],
+      });
+      assert.deepEqual(
+        (await ourSessions(host)).map((s) => [s.name, s.peerAddress]),
+        [
+          ['contract-rs-v6', PEER_V6],
+          ['contract-rs-x', PEER_V4],
+        ],
+      );
+    });
+
+    it('refuses sessions with an invalid peer ASN or address, and changes nothing', async () => {
+      const host = await sessionsHost();
+      if (!host) return;
+      await applyOn(host, { bgpSessions: [session('contract-rs-v4', PEER_V4)] });
+      const before = await ourSessions(host);
+      const refusals: Array<Partial<BgpSession>> = [
+        { peerAsn: 0 },
+        { peerAsn: 23456 },
+        { peerAsn: 4294967295 },
+        { peerAddress: '198.18.0.256' },
+        { peerAddress: 'rs.example.net' },
+        { peerAddress: '2001:DB8:FFFF::3' },
+        { peerAddress: '2001:db8:ffff:0:0::3' },
+      ];
+      for (const change of refusals) {
+        const intent: DeviceIntent = {
+          device: host,
+          bgpSessions: [session('contract-rs-bad', PEER_V4_OTHER, change)],
+        };
+        const error = await expectDriverError(driver.load(intent), 'invalid-config');
+        assert.equal(error.retryable, false);
+        assert.match(error.message, /contract-rs-bad/, 'the refusal names the session');
+      }
+      assert.deepEqual(await ourSessions(host), before);
+    });
+
+    it('rolls back sessions exactly (or refuses to roll back)', async () => {
+      const host = await sessionsHost();
+      if (!host) return;
+      await applyOn(host, {
+        bgpSessions: [
+          session('contract-rs-kept', PEER_V4, { password: 'kept', maxPrefix: 10, flags: ['no-export'] }),
+          session('contract-rs-gone', PEER_V6, { passive: false, asSet: 'AS-GONE' }),
+        ],
+      });
+      const before = await ourSessions(host);
+      const { commitId } = await applyOn(host, {
+        removeBgpSessions: ['contract-rs-gone'],
+        bgpSessions: [
+          session('contract-rs-kept', PEER_V4, { password: null, maxPrefix: 20, flags: ['rpki-strict'] }),
+          // The new session takes the address the removed one frees.
+          session('contract-rs-new', PEER_V6, { insertIxpAsn: true }),
+        ],
+      });
+      assert.notDeepEqual(await ourSessions(host), before);
+      if (!driver.capabilities.rollback) {
+        await expectDriverError(driver.rollback(host, commitId), 'rejected');
+        return;
+      }
+      await driver.rollback(host, commitId);
+      assert.deepEqual(await ourSessions(host), before);
+      await driver.rollback(host, commitId);
+      assert.deepEqual(await ourSessions(host), before);
+    });
+
+    it('commits sessions under a key once', async () => {
+      const host = await sessionsHost();
+      if (!host) return;
+      const commitKey = key();
+      const first = await driver.load({ device: host, bgpSessions: [session('contract-rs-once', PEER_V4)] });
+      const done = await driver.commit(first.id, commitKey);
+      assert.deepEqual(await driver.commit(first.id, commitKey), done, 'a retried commit answers the same');
+      const second = await driver.load({
+        device: host,
+        bgpSessions: [session('contract-rs-twice', PEER_V6)],
+        removeBgpSessions: ['contract-rs-once'],
+      });
+      assert.equal((await driver.commit(second.id, commitKey)).commitId, done.commitId);
+      assert.deepEqual(await ourSessions(host), [session('contract-rs-once', PEER_V4)]);
     });
 
     it('reads the optics of its interfaces (none where it cannot)', async () => {

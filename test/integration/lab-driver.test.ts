@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
+import type { BgpSession } from '../../activities/drivers/contract';
 import { DriverError } from '../../activities/drivers/contract';
 import { describeDriverContract, sameSpeed } from '../../activities/drivers/contract-suite';
 import { LabDriver } from '../../activities/drivers/lab';
@@ -9,6 +10,15 @@ async function devices(): Promise<string[]> {
   const rows = await stack().db.sequelize.query<{ id: string }>('SELECT id FROM devices ORDER BY id', {
     type: QueryTypes.SELECT,
   });
+  return rows.map((row) => row.id);
+}
+
+/** The route servers of the catalogue: network features the lab keeps as devices of their own. */
+async function routeServers(): Promise<string[]> {
+  const rows = await stack().db.sequelize.query<{ id: string }>(
+    "SELECT id FROM network_features WHERE type = 'route_server' ORDER BY id",
+    { type: QueryTypes.SELECT },
+  );
   return rows.map((row) => row.id);
 }
 
@@ -31,7 +41,8 @@ async function spareInterfaces(driver: LabDriver, device: string) {
 describeDriverContract('lab', async () => {
   const driver = await labDriver();
   const [device] = await devices();
-  return { driver, device, interfaces: sameSpeed(await spareInterfaces(driver, device)) };
+  const [routeServer] = await routeServers();
+  return { driver, device, interfaces: sameSpeed(await spareInterfaces(driver, device)), routeServer };
 });
 
 describe('the lab driver', () => {
@@ -73,6 +84,29 @@ describe('the lab driver', () => {
     assert.equal((await driver.readInterfaces(first, [port]))[0].description, 'synced');
   });
 
+  it('has a device for every route server of the catalogue, with no interfaces, and keeps its sessions on a second sync', async () => {
+    const servers = await routeServers();
+    assert.ok(servers.length > 0, 'the catalogue has route servers');
+    for (const server of servers) assert.deepEqual(await driver.readInterfaces(server), []);
+    const kept: BgpSession = {
+      name: 'lab-synced',
+      peerAsn: 64496,
+      peerAddress: '198.18.1.1',
+      passive: true,
+      password: null,
+      asSet: null,
+      maxPrefix: null,
+      insertIxpAsn: false,
+      flags: [],
+    };
+    const candidate = await driver.load({ device: servers[0], bgpSessions: [kept] });
+    await driver.commit(candidate.id, 'lab-test-synced-session');
+    await driver.store.syncFromCatalogue();
+    assert.deepEqual(await driver.readBgpSessions(servers[0], [kept.name]), [kept]);
+    const removal = await driver.load({ device: servers[0], removeBgpSessions: [kept.name] });
+    await driver.commit(removal.id, 'lab-test-synced-session-removed');
+  });
+
   it('fails retryably while a device is unreachable, then answers again', async () => {
     await driver.store.injectFault({ device: first, operation: 'load', code: 'unreachable', times: 2 });
     for (let i = 0; i < 2; i += 1) {
@@ -91,6 +125,16 @@ describe('the lab driver', () => {
       (error) => error instanceof DriverError && error.code === 'timeout' && error.retryable,
     );
     assert.ok(Array.isArray(await driver.readServices(first)), 'the fault applied once');
+  });
+
+  it('reads BGP sessions through the route server, which may time out like any other read', async () => {
+    const [server] = await routeServers();
+    await driver.store.injectFault({ device: server, operation: 'readBgpSessions', code: 'timeout' });
+    await assert.rejects(
+      driver.readBgpSessions(server),
+      (error) => error instanceof DriverError && error.code === 'timeout' && error.retryable,
+    );
+    assert.ok(Array.isArray(await driver.readBgpSessions(server)), 'the fault applied once');
   });
 
   it('applies nothing when the device rejects a commit, and says it cannot be retried', async () => {
