@@ -25,7 +25,8 @@ export interface TrafficSubjectFacts {
 }
 
 /** The interface of a connection `c`: its LAG, or its one port. */
-const connectionInterface = 'COALESCE(c.lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id))';
+const connectionInterface =
+  'COALESCE(c.lag_name, (SELECT MIN(p.name) FROM ports p WHERE p.connection = c.id))';
 /** The interface of a config `n` on its connection `c`: the sub-interface of its outer tag. */
 const configInterface = `CASE WHEN n.outer_vlan IS NULL THEN ${connectionInterface}
   ELSE CONCAT(${connectionInterface}, '.', n.outer_vlan) END`;
