@@ -60,7 +60,7 @@ export const reaches = (token: string, path: string, state: string) =>
     `${path} ${state}`,
     async () => {
       const body = (await request('GET', path, { token })).body as { state: string };
-      return body.state === state ? (body) : undefined;
+      return body.state === state ? body : undefined;
     },
     30_000,
   );
