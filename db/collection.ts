@@ -73,6 +73,21 @@ export const ROLE_FILTERS: Record<string, FilterSql> = {
 };
 
 /**
+ * Filters of resources with a validity window: `valid_not_before=T` keeps those usable from T on
+ * (no start, or one at or before T), `valid_not_after=T` those still valid at T (no end, or one at
+ * or after T).
+ */
+export const VALIDITY_FILTERS: Record<string, FilterSql> = {
+  valid_not_before: (value, params) =>
+    `(t.valid_not_before IS NULL OR t.valid_not_before <= ${params.bind(new Date(String(value)))})`,
+  valid_not_after: (value, params) =>
+    `(t.valid_not_after IS NULL OR t.valid_not_after >= ${params.bind(new Date(String(value)))})`,
+};
+
+/** A stored instant as RFC 3339, or null. */
+export const instantOf = (value: unknown) => (value instanceof Date ? value.toISOString() : (value ?? null));
+
+/**
  * A related list computed for a page of rows in one query (e.g. a device's capabilities): the query
  * selects `owner` (the id of the row it belongs to) and the columns `collect` needs, for
  * `owner IN (:owners)`.
@@ -271,3 +286,22 @@ export async function readResource(
   await attachRelations(sequelize, definition, rows, transaction);
   return definition.toResource(rows[0]);
 }
+
+/** Plain SQL within an optional transaction: `select` answers rows, `run` changes them. */
+export function sqlOf(sequelize: Sequelize) {
+  return {
+    select: <T extends object>(
+      sql: string,
+      replacements: Record<string, unknown>,
+      transaction?: Transaction,
+    ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction }),
+    run: (sql: string, replacements: Record<string, unknown>, transaction?: Transaction) =>
+      sequelize.query(sql, { replacements, transaction }),
+  };
+}
+
+/** Reads one resource of a collection as the type a repository shows it as (undefined when absent). */
+export const resourceReader =
+  <T>(sequelize: Sequelize, definition: CollectionDefinition) =>
+  async (id: string, transaction?: Transaction): Promise<T | undefined> =>
+    ((await readResource(sequelize, definition, id, undefined, transaction)) ?? undefined) as T | undefined;

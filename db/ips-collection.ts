@@ -1,7 +1,5 @@
 import type { CollectionDefinition } from './collection';
-import { eq } from './collection';
-
-const instant = (value: unknown) => (value instanceof Date ? value.toISOString() : (value ?? null));
+import { eq, instantOf, VALIDITY_FILTERS } from './collection';
 
 /**
  * IP addresses: those the exchange allocated to network service configs from its services'
@@ -35,16 +33,13 @@ export const ipAddresses: CollectionDefinition = {
     version: eq('version'),
     fqdn: eq('fqdn'),
     prefix_length: eq('prefix_length'),
-    valid_not_before: (value, params) =>
-      `(t.valid_not_before IS NULL OR t.valid_not_before <= ${params.bind(new Date(String(value)))})`,
-    valid_not_after: (value, params) =>
-      `(t.valid_not_after IS NULL OR t.valid_not_after >= ${params.bind(new Date(String(value)))})`,
+    ...VALIDITY_FILTERS,
   },
   toResource: (row) => ({
     ...row,
     version: Number(row.version),
     prefix_length: Number(row.prefix_length),
-    valid_not_before: instant(row.valid_not_before),
-    valid_not_after: instant(row.valid_not_after),
+    valid_not_before: instantOf(row.valid_not_before),
+    valid_not_after: instantOf(row.valid_not_after),
   }),
 };

@@ -1,8 +1,6 @@
 import { normaliseMac } from '../domain/macs';
 import type { CollectionDefinition } from './collection';
-import { eq } from './collection';
-
-const instant = (value: unknown) => (value instanceof Date ? value.toISOString() : (value ?? null));
+import { eq, instantOf, VALIDITY_FILTERS } from './collection';
 
 /**
  * MAC addresses registered by customers. `valid_not_before=T` lists the addresses usable from T on
@@ -28,14 +26,11 @@ export const macs: CollectionDefinition = {
     address: (value, params) => `t.address = ${params.bind(normaliseMac(String(value)))}`,
     network_service_config: (value, params) =>
       `t.id IN (SELECT mac FROM network_service_config_macs WHERE network_service_config = ${params.bind(value)})`,
-    valid_not_before: (value, params) =>
-      `(t.valid_not_before IS NULL OR t.valid_not_before <= ${params.bind(new Date(String(value)))})`,
-    valid_not_after: (value, params) =>
-      `(t.valid_not_after IS NULL OR t.valid_not_after >= ${params.bind(new Date(String(value)))})`,
+    ...VALIDITY_FILTERS,
   },
   toResource: (row) => ({
     ...row,
-    valid_not_before: instant(row.valid_not_before),
-    valid_not_after: instant(row.valid_not_after),
+    valid_not_before: instantOf(row.valid_not_before),
+    valid_not_after: instantOf(row.valid_not_after),
   }),
 };

@@ -5,7 +5,7 @@ import type { IpPrefix } from '../../domain/ip-addresses';
 import { parsePrefix } from '../../domain/ip-addresses';
 import type { IpInput } from '../../domain/ip-registrations';
 import { canonicalAddress } from '../../domain/ip-registrations';
-import { readResource } from '../collection';
+import { resourceReader } from '../collection';
 import { ipAddresses } from '../ips-collection';
 import { newId } from '../ids';
 import type { EventRepository } from './event-repository';
@@ -23,9 +23,7 @@ const instant = (value: string | null) => (value === null ? null : new Date(valu
  */
 export function createIpRepository(deps: { sequelize: Sequelize; events: EventRepository }) {
   const { sequelize, events } = deps;
-  const read = async (id: string, transaction?: Transaction) =>
-    ((await readResource(sequelize, ipAddresses, id, undefined, transaction)) ?? undefined) as
-      IpAddress | undefined;
+  const read = resourceReader<IpAddress>(sequelize, ipAddresses);
   const columns = (input: IpInput) => ({
     ...input,
     address: canonicalAddress(input.address),

@@ -1,11 +1,11 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
 import type { CancellationPolicy } from '../../domain/cancellation';
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
 import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
+import { sqlOf } from '../collection';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
 
@@ -44,8 +44,7 @@ export function createLifecycleStore<R>(deps: {
   cascade?: (id: string, policy: CancellationPolicy, transaction: Transaction) => Promise<PendingMessage[]>;
 }) {
   const { sequelize, events, outbox, table } = deps;
-  const run = (sql: string, replacements: Record<string, unknown>, transaction: Transaction) =>
-    sequelize.query(sql, { replacements, transaction });
+  const { select, run } = sqlOf(sequelize);
 
   const tell = (
     type: string,
@@ -60,11 +59,12 @@ export function createLifecycleStore<R>(deps: {
     );
 
   async function lock(id: string, transaction: Transaction): Promise<LifecycleRow> {
-    const [row] = await sequelize.query<LifecycleRow>(
+    const [row] = await select<LifecycleRow>(
       `SELECT state, managing_account, consuming_account, cancel_requested_at,
          DATE_FORMAT(current_billing_start_date, '%Y-%m-%d') AS current_billing_start_date
        FROM ${table} WHERE id = :id FOR UPDATE`,
-      { replacements: { id }, type: QueryTypes.SELECT, transaction },
+      { id },
+      transaction,
     );
     if (!row) throw new NotFoundError(`no ${deps.what} with id ${id}`);
     return row;
@@ -171,8 +171,9 @@ export function createLifecycleStore<R>(deps: {
     },
 
     recordStatus: async (id: string, status: StatusEntry[]): Promise<void> => {
-      await sequelize.query(`UPDATE ${table} SET status = :status, updated_at = NOW(3) WHERE id = :id`, {
-        replacements: { id, status: JSON.stringify(status) },
+      await run(`UPDATE ${table} SET status = :status, updated_at = NOW(3) WHERE id = :id`, {
+        id,
+        status: JSON.stringify(status),
       });
     },
   };

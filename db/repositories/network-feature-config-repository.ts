@@ -1,12 +1,11 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { UnableToFulfillError } from '../../domain/errors';
 import type { FeatureConfigFacts, RouteServerConfigOrder } from '../../domain/network-feature-configs';
 import type { State } from '../../domain/states';
 import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
-import { readResource } from '../collection';
+import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
 import { networkFeatureConfigs } from '../network-feature-configs-collection';
 import type { EventRepository } from './event-repository';
@@ -88,16 +87,8 @@ export function createNetworkFeatureConfigRepository(deps: {
   outbox: OutboxRepository;
 }) {
   const { sequelize, events, outbox } = deps;
-  const select = <T extends object>(
-    sql: string,
-    replacements: Record<string, unknown>,
-    transaction?: Transaction,
-  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
-  const run = (sql: string, replacements: Record<string, unknown>, transaction: Transaction) =>
-    sequelize.query(sql, { replacements, transaction });
-  const read = async (id: string, transaction?: Transaction) =>
-    ((await readResource(sequelize, networkFeatureConfigs, id, undefined, transaction)) ?? undefined) as
-      NetworkFeatureConfig | undefined;
+  const { select, run } = sqlOf(sequelize);
+  const read = resourceReader<NetworkFeatureConfig>(sequelize, networkFeatureConfigs);
   const lifecycle = createLifecycleStore<NetworkFeatureConfig>({
     sequelize,
     events,

@@ -1,5 +1,4 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
 import type { Conflict } from '../../domain/errors';
@@ -12,7 +11,7 @@ import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
-import { readResource } from '../collection';
+import { resourceReader, sqlOf } from '../collection';
 import { createLifecycleStore } from './lifecycle-store';
 import { newId } from '../ids';
 import { allocatingTransaction } from '../transactions';
@@ -108,17 +107,8 @@ export function createNetworkServiceConfigRepository(deps: {
   ) => Promise<PendingMessage[]>;
 }) {
   const { sequelize, events, outbox } = deps;
-  const select = <T extends object>(
-    sql: string,
-    replacements: Record<string, unknown>,
-    transaction?: Transaction,
-  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
-  const run = (sql: string, replacements: Record<string, unknown>, transaction: Transaction) =>
-    sequelize.query(sql, { replacements, transaction });
-
-  const read = async (id: string, transaction?: Transaction) =>
-    ((await readResource(sequelize, networkServiceConfigs, id, undefined, transaction)) ?? undefined) as
-      NetworkServiceConfig | undefined;
+  const { select, run } = sqlOf(sequelize);
+  const read = resourceReader<NetworkServiceConfig>(sequelize, networkServiceConfigs);
 
   const lifecycle = createLifecycleStore<NetworkServiceConfig>({
     sequelize,
