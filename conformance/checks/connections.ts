@@ -11,16 +11,24 @@ import { propertyNames } from './statuses';
 
 type Item = Record<string, unknown>;
 
-/** The operations on one kind of resource that is ordered, changed and cancelled. */
-export interface Subject {
+/** A kind of resource as checks that read it back see it. */
+export interface Readable {
   /** What reports call one of them. */
   noun: string;
-  list: string;
   read: string;
-  update: string;
-  patch: string;
+}
+
+/** A kind of resource that is cancelled under a cancellation policy. */
+export interface Cancellable extends Readable {
   destroy: string;
   policy: string;
+}
+
+/** The operations on one kind of resource that is ordered, changed and cancelled. */
+export interface Subject extends Cancellable {
+  list: string;
+  update: string;
+  patch: string;
   loaDownload: string;
   loaUpload: string;
 }
@@ -184,6 +192,57 @@ async function hiddenFromSecondary(
   return hidden === undefined ? undefined : String(hidden.id);
 }
 
+/**
+ * Holds the cancellation policy of one resource to the document: the first possible day not in
+ * the past and charged at least until then; asked for that day the same answer; asked for a later
+ * day an answer for that day, charging no less.
+ */
+export async function holdPolicy(t: CheckContext, operationId: string, id: string): Promise<void> {
+  // The exchange's calendar may run a time zone ahead of or behind UTC.
+  const earliestBelievable = addDays(today(), -1);
+  const first = await policyOf(t, operationId, id);
+  if (!first) return;
+  t.must(
+    first.decommission_at >= earliestBelievable,
+    `${id}: the first possible decommission day ${first.decommission_at} lies in the past`,
+  );
+  t.should(
+    first.charged_until >= first.decommission_at,
+    `${id}: charged until ${first.charged_until}, before the decommission day ${first.decommission_at}`,
+  );
+  const same = await policyOf(t, operationId, id, first.decommission_at);
+  if (same)
+    t.must(
+      same.decommission_at === first.decommission_at && same.charged_until === first.charged_until,
+      `${id}: asked for the first possible day ${first.decommission_at} it answers ${JSON.stringify(same)}, not ${JSON.stringify(first)} as without a day`,
+    );
+  const later = addDays(first.decommission_at, 45);
+  const then = await policyOf(t, operationId, id, later);
+  if (!then) return;
+  if (
+    t.must(
+      then.decommission_at >= later,
+      `${id}: asked for ${later} it answers decommission_at ${then.decommission_at}, before the day asked for`,
+    )
+  )
+    t.should(
+      then.decommission_at === later,
+      `${id}: asked for ${later} it answers decommission_at ${then.decommission_at}`,
+    );
+  t.should(
+    then.charged_until >= first.charged_until,
+    `${id}: going on ${later} is charged until ${then.charged_until}, going on ${first.decommission_at} until ${first.charged_until}; leaving later costs less`,
+  );
+}
+
+/** A policy asked for a day that is no day is a 400 validation-error naming decommission_at. */
+export async function refuseMalformedDays(t: CheckContext, operationId: string, id: string): Promise<void> {
+  for (const bad of ['conformance-not-a-day', '2027-02-30']) {
+    const response = await t.call(operationId, { id, query: `decommission_at=${bad}` });
+    validationRefusal(t, response, ['decommission_at'], `the policy of ${id} for decommission_at=${bad}`);
+  }
+}
+
 function policyCheck(subject: Subject): CheckDefinition {
   return {
     id: `POL-${subject.policy}`,
@@ -194,49 +253,8 @@ function policyCheck(subject: Subject): CheckDefinition {
     safety: 'read',
     async run(t) {
       const live = await liveItems(t, subject);
-      // The exchange's calendar may run a time zone ahead of or behind UTC.
-      const earliestBelievable = addDays(today(), -1);
-      for (const item of live.slice(0, 2)) {
-        const id = String(item.id);
-        const first = await policyOf(t, subject.policy, id);
-        if (!first) continue;
-        t.must(
-          first.decommission_at >= earliestBelievable,
-          `${id}: the first possible decommission day ${first.decommission_at} lies in the past`,
-        );
-        t.should(
-          first.charged_until >= first.decommission_at,
-          `${id}: charged until ${first.charged_until}, before the decommission day ${first.decommission_at}`,
-        );
-        const same = await policyOf(t, subject.policy, id, first.decommission_at);
-        if (same)
-          t.must(
-            same.decommission_at === first.decommission_at && same.charged_until === first.charged_until,
-            `${id}: asked for the first possible day ${first.decommission_at} it answers ${JSON.stringify(same)}, not ${JSON.stringify(first)} as without a day`,
-          );
-        const later = addDays(first.decommission_at, 45);
-        const then = await policyOf(t, subject.policy, id, later);
-        if (!then) continue;
-        if (
-          t.must(
-            then.decommission_at >= later,
-            `${id}: asked for ${later} it answers decommission_at ${then.decommission_at}, before the day asked for`,
-          )
-        )
-          t.should(
-            then.decommission_at === later,
-            `${id}: asked for ${later} it answers decommission_at ${then.decommission_at}`,
-          );
-        t.should(
-          then.charged_until >= first.charged_until,
-          `${id}: going on ${later} is charged until ${then.charged_until}, going on ${first.decommission_at} until ${first.charged_until}; leaving later costs less`,
-        );
-      }
-      const id = String(live[0].id);
-      for (const bad of ['conformance-not-a-day', '2027-02-30']) {
-        const response = await t.call(subject.policy, { id, query: `decommission_at=${bad}` });
-        validationRefusal(t, response, ['decommission_at'], `the policy of ${id} for decommission_at=${bad}`);
-      }
+      for (const item of live.slice(0, 2)) await holdPolicy(t, subject.policy, String(item.id));
+      await refuseMalformedDays(t, subject.policy, String(live[0].id));
       const hidden = await hiddenFromSecondary(t, subject, live);
       if (hidden !== undefined) {
         const seen = await t.call(subject.policy, { id: hidden, role: 'secondary' });

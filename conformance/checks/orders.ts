@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { CheckContext, CheckDefinition } from '../runner';
-import type { Subject } from './connections';
+import type { Cancellable, Readable, Subject } from './connections';
 import {
   addDays,
   CONNECTIONS,
@@ -25,10 +25,10 @@ import { cleanUp, waitFor } from './lifecycle';
  * written into the ledger before it is placed and cancelled at the end.
  */
 
-type Item = Record<string, unknown>;
+export type Item = Record<string, unknown>;
 
 /** What ordering a connection needs besides the operation under test. */
-const ORDERING = [
+export const ORDERING = [
   'connections_create',
   'connections_read',
   'connections_destroy',
@@ -37,20 +37,20 @@ const ORDERING = [
 ];
 
 /** How long provisioning may take before a check goes on without it. */
-const PROVISIONING_MS = 20_000;
+export const PROVISIONING_MS = 20_000;
 /** How long a change or a cancellation may take to show. */
-const SETTLING_MS = 10_000;
+export const SETTLING_MS = 10_000;
 
-const isItem = (value: unknown): value is Item =>
+export const isItem = (value: unknown): value is Item =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The id a resource carries, as text; undefined when it carries none. */
-const idOf = (resource: unknown): string | undefined => {
+export const idOf = (resource: unknown): string | undefined => {
   const id = isItem(resource) ? resource.id : undefined;
   return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
 };
 
-const newMarker = () => `conformance-${randomBytes(6).toString('hex')}`;
+export const newMarker = (): string => `conformance-${randomBytes(6).toString('hex')}`;
 
 /** Whether an ISO 8601 period is zero or absent (no notice to give). */
 const noPeriod = (period: unknown) =>
@@ -69,26 +69,19 @@ function orderableNow(offering: Item): boolean {
 }
 
 /**
- * An order the primary account may place: from the connection offering that is quickest and
- * cheapest to provision and to give back (the exchange does the cross-connect, the slowest port,
- * no notice period), with contacts of its own in every role the offering requires.
+ * What picks, for a list of roles, role assignments of the primary account's that hold them (its
+ * own contacts' first); it answers undefined when a role has no holder.
  */
-async function orderBody(t: CheckContext, mode: 'standalone' | 'lag_lacp', marker: string): Promise<Item> {
-  if (t.suite.revision.name === 'older')
-    t.notApplicable(
-      'the server claims the older revision, whose connections are ordered through demarcs; the suite orders them by product offering',
-    );
-  const primary =
-    (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
-  const offerings = t
-    .items(await t.call('product_offerings_list', { query: 'type=connection' }))
-    .filter((offering) => offering.type === 'connection' && orderableNow(offering));
+export async function roleCover(
+  t: CheckContext,
+): Promise<(roles: readonly unknown[]) => string[] | undefined> {
+  const primary = (await t.session()).accountId;
   const assignments = t.items(await t.call('role_assignments_list'));
   const contacts = t.suite.isDeclared('contacts_list') ? t.items(await t.call('contacts_list')) : [];
   const own = new Set(
     contacts.filter((contact) => contact.consuming_account === primary).map((contact) => contact.id),
   );
-  const cover = (roles: readonly unknown[]): string[] | undefined => {
+  return (roles) => {
     const picked: string[] = [];
     for (const role of roles) {
       const holders = assignments.filter((assignment) => assignment.role === role);
@@ -98,6 +91,41 @@ async function orderBody(t: CheckContext, mode: 'standalone' | 'lag_lacp', marke
     }
     return picked;
   };
+}
+
+/** Which connection offerings a check may order from, and which it would rather have. */
+export interface OfferingChoice {
+  /** What the choice is for, to say why nothing could be ordered. */
+  purpose: string;
+  accept(offering: Item): boolean;
+  /** Lower ranks first, before the usual preferences. */
+  rank(offering: Item): number;
+}
+
+/**
+ * An order the primary account may place: from the connection offering that is quickest and
+ * cheapest to provision and to give back (the exchange does the cross-connect, the slowest port,
+ * no notice period), with contacts of its own in every role the offering requires.
+ */
+async function orderBody(
+  t: CheckContext,
+  mode: 'standalone' | 'lag_lacp',
+  marker: string,
+  choice?: OfferingChoice,
+): Promise<Item> {
+  if (t.suite.revision.name === 'older')
+    t.notApplicable(
+      'the server claims the older revision, whose connections are ordered through demarcs; the suite orders them by product offering',
+    );
+  const primary =
+    (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
+  const offerings = t
+    .items(await t.call('product_offerings_list', { query: 'type=connection' }))
+    .filter(
+      (offering) =>
+        offering.type === 'connection' && orderableNow(offering) && (choice?.accept(offering) ?? true),
+    );
+  const cover = await roleCover(t);
   const usable = offerings.flatMap((offering) => {
     const roles = cover(
       Array.isArray(offering.required_contact_roles) ? offering.required_contact_roles : [],
@@ -106,9 +134,10 @@ async function orderBody(t: CheckContext, mode: 'standalone' | 'lag_lacp', marke
   });
   if (!usable.length)
     t.inconclusive(
-      "no connection offering is orderable whose required contact roles the primary account's role assignments cover",
+      `no connection offering${choice ? ` ${choice.purpose}` : ''} is orderable whose required contact roles the primary account's role assignments cover`,
     );
   const rank = ({ offering }: (typeof usable)[number]) => [
+    choice?.rank(offering) ?? 0,
     offering.cross_connect_initiator === 'exchange' ? 0 : 1,
     typeof offering.physical_port_speed === 'number' ? offering.physical_port_speed : Infinity,
     noPeriod(offering.contract_initial_notice_period) && noPeriod(offering.contract_renewal_notice_period)
@@ -139,12 +168,13 @@ async function orderBody(t: CheckContext, mode: 'standalone' | 'lag_lacp', marke
  * provisioning a while to reach production (what follows is judged either way). An order the
  * exchange refuses as invalid leaves nothing to judge: the suite cannot know every exchange's rules.
  */
-async function orderConnection(
+export async function orderConnection(
   t: CheckContext,
   mode: 'standalone' | 'lag_lacp' = 'standalone',
+  options: { choice?: OfferingChoice; waitMs?: number } = {},
 ): Promise<{ connection: Item; id: string; marker: string }> {
   const marker = newMarker();
-  const body = await orderBody(t, mode, marker);
+  const body = await orderBody(t, mode, marker, options.choice);
   const seq = t.suite.ledger.intend({
     destroy: 'connections_destroy',
     role: 'primary',
@@ -156,13 +186,10 @@ async function orderConnection(
   const id = idOf(connection);
   if (response.status === 201 && isItem(connection) && id !== undefined) {
     t.suite.ledger.created(seq, id);
-    const live = await waitFor(
-      t,
-      'connections_read',
-      id,
-      (read) => read.state === 'production',
-      PROVISIONING_MS,
-    );
+    const waitMs = options.waitMs ?? PROVISIONING_MS;
+    const live = waitMs
+      ? await waitFor(t, 'connections_read', id, (read) => read.state === 'production', waitMs)
+      : undefined;
     return { connection: live ?? connection, id, marker };
   }
   if (response.status === 400) {
@@ -176,7 +203,7 @@ async function orderConnection(
 }
 
 /** The read of a resource, or a finding and undefined. */
-async function current(t: CheckContext, subject: Subject, id: string): Promise<Item | undefined> {
+export async function current(t: CheckContext, subject: Readable, id: string): Promise<Item | undefined> {
   const response = await t.call(subject.read, { id });
   if (!t.must(response.status === 200, `reading ${subject.noun} ${id} answered ${response.status}`))
     return undefined;
@@ -200,15 +227,15 @@ async function reservationOf(t: CheckContext, connectionId: string): Promise<str
       );
 }
 
-const show = (value: unknown) => JSON.stringify(value) ?? 'nothing';
+export const show = (value: unknown): string => JSON.stringify(value) ?? 'nothing';
 
 /**
  * Changes a resource and holds the answer to the document: 202 with the resource, and the values
  * sent show on reading it (at once or once the change is carried out).
  */
-async function change(
+export async function change(
   t: CheckContext,
-  subject: Subject,
+  subject: Readable,
   operationId: string,
   id: string,
   body: Item,
@@ -241,9 +268,9 @@ async function change(
  * Another account's attempt on a resource of the suite's own, which it cannot see: a 404, and the
  * properties `watched` stay as they were. Safe on any server, since the resource is the suite's.
  */
-async function foreignAttempt(
+export async function foreignAttempt(
   t: CheckContext,
-  subject: Subject,
+  subject: Readable,
   operationId: string,
   id: string,
   request: { body?: unknown; rawBody?: Buffer; headers?: Record<string, string> },
@@ -267,9 +294,9 @@ async function foreignAttempt(
 }
 
 /** A change the schema forbids: a 400 validation-error naming `names`, and nothing changes. */
-async function refusedChange(
+export async function refusedChange(
   t: CheckContext,
-  subject: Subject,
+  subject: Readable,
   operationId: string,
   id: string,
   body: Item,
@@ -297,7 +324,7 @@ async function refusedChange(
  * DELETE without a day answers 202 with the resource, which then goes (decommission_requested
  * with the policy's day, or cancelled while it was being provisioned) and stays readable.
  */
-async function cancel(t: CheckContext, subject: Subject, id: string): Promise<void> {
+export async function cancel(t: CheckContext, subject: Cancellable, id: string): Promise<void> {
   const before = await current(t, subject, id);
   if (!before) return;
   const live = before.state === 'production';
