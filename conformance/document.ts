@@ -23,6 +23,7 @@ const FAMILIES: Record<string, string> = {
   PRES: 'Port reservations',
   LIFE: 'Lifecycles (profile full)',
   CONN: 'Connections (profile full)',
+  NSC: 'Network service configs, their addresses and MACs (profile full)',
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

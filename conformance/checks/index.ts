@@ -3,6 +3,7 @@ import { specOperations } from '../../spec';
 import type { CheckDefinition } from '../runner';
 import { AUTH_CHECKS, tokenRequiredChecks } from './auth';
 import { collectionChecks } from './collections';
+import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
 import { DISCOVERY_CHECKS } from './discovery';
 import { ERROR_CHECKS } from './errors';
@@ -24,6 +25,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
     ...ORDER_CHECKS,
+    ...CONFIG_CHECKS,
   ];
   const ids = new Set<string>();
   for (const check of checks) {
