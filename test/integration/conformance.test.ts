@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunSummary } from '../../conformance';
 import { passed, runConformance } from '../../conformance';
-import { ensureConnectionsOf } from '../support/connections';
+import { ensureConnectionsOf, ensureLiveConnectionOf } from '../support/connections';
 import { stack } from '../support/stack';
 
 function credentialsOf(accountId: string) {
@@ -22,8 +22,12 @@ function failures(summary: RunSummary): string[] {
 }
 
 describe('the conformance suite against this server', () => {
-  // Collections the checks judge need items of the primary account.
-  before(() => ensureConnectionsOf('acc-transit-partners'));
+  // Collections the checks judge need items of the primary account, and exchange-LAN access is
+  // ordered on a connection of its in production in Frankfurt, whose metro area network has one.
+  before(async () => {
+    await ensureConnectionsOf('acc-transit-partners');
+    await ensureLiveConnectionOf('acc-transit-partners');
+  });
 
   it('passes every applicable check of the full profile', async function () {
     this.timeout(180_000);
@@ -50,6 +54,14 @@ describe('the conformance suite against this server', () => {
     assert.ok(ofConnections.length >= 13, `only ${ofConnections.length} checks of connections`);
     assert.deepEqual(
       ofConnections.filter((r) => r.outcome !== 'PASS').map((r) => `${r.id} ${r.outcome}: ${r.reason ?? ''}`),
+      [],
+    );
+    // Exchange-LAN access is ordered, changed, cancelled and archived, its addresses named and
+    // hidden from the other account, its MAC held: each of those checks judges this server.
+    const ofConfigs = summary.results.filter((r) => r.id.startsWith('NSC-'));
+    assert.ok(ofConfigs.length >= 9, `only ${ofConfigs.length} checks of network service configs`);
+    assert.deepEqual(
+      ofConfigs.filter((r) => r.outcome !== 'PASS').map((r) => `${r.id} ${r.outcome}: ${r.reason ?? ''}`),
       [],
     );
     stack().logger.info({ counts: summary.counts, durationMs: summary.durationMs }, 'conformance run');

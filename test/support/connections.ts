@@ -60,3 +60,50 @@ export async function ensureConnectionsOf(accountId: string, count = 2): Promise
   }
   await settleConnections();
 }
+
+/**
+ * Makes sure an account has a connection in production (standalone, one 10G port in Frankfurt,
+ * whose metro area network has an exchange LAN), so that checks ordering exchange-LAN access on
+ * one have where to order it, whatever became of the account's other connections.
+ */
+export async function ensureLiveConnectionOf(accountId: string): Promise<void> {
+  const [row] = await stack().db.sequelize.query<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM connections
+      WHERE managing_account = :accountId AND state = 'production' AND product_offering = 'po-connection-fra-10g'`,
+    { replacements: { accountId }, type: QueryTypes.SELECT },
+  );
+  if (Number(row.n) > 0) return;
+  const { db } = stack();
+  const offering = (await db.connections.offering('po-connection-fra-10g'))!;
+  await db.connections.create(
+    {
+      managing_account: accountId,
+      consuming_account: accountId,
+      billing_account: accountId,
+      role_assignments: [],
+      product_offering: offering.id,
+      mode: 'standalone',
+      lacp_timeout: null,
+      port_quantity: 1,
+      subscriber_side_demarcs: ['demarc for exchange-LAN access'],
+      external_ref: 'conformance-data-live',
+      purchase_order: '',
+      contract_ref: null,
+      connecting_party: null,
+    },
+    offering,
+  );
+  await eventually(
+    `a connection of ${accountId} in production`,
+    async () => {
+      const [live] = await db.sequelize.query<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM connections WHERE managing_account = :accountId AND state = 'production'`,
+        { replacements: { accountId }, type: QueryTypes.SELECT },
+      );
+      return Number(live.n) > 0 ? true : undefined;
+    },
+    30_000,
+    200,
+  );
+  await settleConnections();
+}
