@@ -33,7 +33,7 @@ const isChange = (req: ProxiedRequest) => ['PUT', 'PATCH'].includes(req.method) 
 const isSuccess = (res: ProxiedResponse) => res.status >= 200 && res.status < 300;
 
 /** The same path read with GET, without the body the request carried. */
-function asRead(req: ProxiedRequest, path = req.path): ProxiedRequest {
+export function asRead(req: ProxiedRequest, path = req.path): ProxiedRequest {
   const read = withHeaders(req, { 'content-type': undefined, 'content-length': undefined });
   return { ...read, method: 'GET', path, body: Buffer.alloc(0) };
 }
@@ -41,14 +41,19 @@ function asRead(req: ProxiedRequest, path = req.path): ProxiedRequest {
 /** The path of the resource a request below it (`…/loa`) is about. */
 const parentOf = (req: ProxiedRequest) => splitPath(req.path).pathname.replace(/\/[^/]+\/?$/, '');
 
-/** The resource as it is now, answered 202 as if a change had been made to it. */
-async function acceptedAsIs(forward: Forward, read: ProxiedRequest, otherwise: ProxiedResponse) {
+/** The resource as it is now, answered 202 (or `status`) as if a change had been made to it. */
+export async function acceptedAsIs(
+  forward: Forward,
+  read: ProxiedRequest,
+  otherwise: ProxiedResponse,
+  status = 202,
+): Promise<ProxiedResponse> {
   const resource = await forward(read);
-  return resource.status === 200 ? { ...resource, status: 202 } : otherwise;
+  return resource.status === 200 ? { ...resource, status } : otherwise;
 }
 
 /** Applies `edit` to every object of a JSON success answer (the body or its items), any method. */
-function editObjects(res: ProxiedResponse, edit: (item: Item) => Item | undefined): ProxiedResponse {
+export function editObjects(res: ProxiedResponse, edit: (item: Item) => Item | undefined): ProxiedResponse {
   if (!isSuccess(res)) return res;
   const body = readJson(res);
   let changed = false;
@@ -62,7 +67,7 @@ function editObjects(res: ProxiedResponse, edit: (item: Item) => Item | undefine
   return changed ? withJson(res, result) : res;
 }
 
-function shiftDay(day: string, days: number): string {
+export function shiftDay(day: string, days: number): string {
   const date = new Date(`${day}T00:00:00Z`);
   date.setUTCDate(date.getUTCDate() + days);
   return date.toISOString().slice(0, 10);
@@ -74,17 +79,18 @@ function isDay(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(date.getTime()) && shiftDay(text, 0) === text;
 }
 
-interface Policy {
+export interface Policy {
   decommission_at: string;
   charged_until: string;
 }
 
-/** Rewrites the policies answered with 200. */
-function editPolicy(
+/** Rewrites the policies answered with 200 (of connections and port reservations, or of `policies`). */
+export function editPolicy(
   edit: (policy: Policy, req: ProxiedRequest) => Partial<Policy> | undefined,
+  policies: RegExp = POLICY,
 ): Fault['response'] {
   return (res, req) => {
-    if (!on(POLICY, req, 'GET') || res.status !== 200) return res;
+    if (!on(policies, req, 'GET') || res.status !== 200) return res;
     const body = readJson(res);
     if (!isItem(body) || typeof body.decommission_at !== 'string' || typeof body.charged_until !== 'string')
       return res;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import type { RunSummary } from '../../conformance';
 import { runConformance } from '../../conformance';
+import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';
 import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults';
 import type { Fault } from '../../conformance/selftest/faults';
 import { FAULTS as GENERAL_FAULTS } from '../../conformance/selftest/faults';
@@ -12,7 +13,7 @@ import type { ProxiedRequest } from '../../conformance/selftest/messages';
 import { pathnameOf, problemResponse, readJson, withJson } from '../../conformance/selftest/messages';
 import type { FaultProxy } from '../../conformance/selftest/proxy';
 import { startFaultProxy } from '../../conformance/selftest/proxy';
-import { ensureConnectionsOf } from '../support/connections';
+import { ensureConnectionsOf, ensureLiveConnectionOf } from '../support/connections';
 import { stack } from '../support/stack';
 
 /**
@@ -36,8 +37,8 @@ const describeResult = (r: RunSummary['results'][number]) =>
 
 const PRIMARY = 'acc-transit-partners';
 
-/** Faults in any collection, and faults in connections and port reservations. */
-const FAULTS: readonly Fault[] = [...GENERAL_FAULTS, ...CONNECTION_FAULTS];
+/** Faults in any collection, in connections and port reservations, and in network service configs. */
+const FAULTS: readonly Fault[] = [...GENERAL_FAULTS, ...CONNECTION_FAULTS, ...CONFIG_FAULTS];
 
 const run = (proxy: FaultProxy, full?: { only: readonly string[] }) =>
   runConformance({
@@ -137,6 +138,7 @@ describe('conformance self-test: every injected fault is caught', function () {
   before(async function () {
     this.timeout(60_000);
     await ensureConnectionsOf(PRIMARY);
+    await ensureLiveConnectionOf(PRIMARY);
     await connectionsQuiet();
     earlier = await connectionIds();
     proxy = await startFaultProxy({ target: stack().baseUrl });
