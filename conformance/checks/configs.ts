@@ -444,14 +444,15 @@ const VLAN_CHECK: CheckDefinition = {
       if (!tagged(access.connection))
         t.inconclusive(`connection ${String(access.connection.id)} takes no 802.1Q tags`);
       const holder = await orderConfig(t, access);
-      const read = await waitFor(
+      // The VLAN of a config in production is surely held (and it goes under its policy after).
+      const live = await waitFor(
         t,
         CONFIGS.read,
         holder.id,
-        (config) => vlanOf(config) !== undefined || config.state === 'production',
+        (config) => config.state === 'production',
         PROVISIONING_MS,
       );
-      const vlan = read ? vlanOf(read) : vlanOf(holder.config);
+      const vlan = vlanOf(live ?? holder.config) ?? vlanOf(holder.config);
       if (vlan === undefined)
         return t.inconclusive(`the exchange never said which VLAN config ${holder.id} is tagged with`);
       const marker = newMarker();
@@ -512,6 +513,21 @@ const CANCEL_CHECK: CheckDefinition = {
   },
 };
 
+/**
+ * Archives a connection of the suite's own once its cancellation is through, so that nothing the
+ * suite ordered stays behind as cancelled (a state older revisions do not know).
+ */
+async function archiveConnection(t: CheckContext, id: string): Promise<void> {
+  const ended = await waitFor(
+    t,
+    'connections_read',
+    id,
+    (read) => ['cancelled', 'decommissioned', 'archived'].includes(String(read.state)),
+    SETTLING_MS * 2,
+  );
+  if (ended && ended.state !== 'archived') await t.call('connections_destroy', { id });
+}
+
 const ARCHIVE_CHECK: CheckDefinition = {
   id: 'NSC-006',
   title: 'A config still being provisioned is cancelled by DELETE, and archived by a second one',
@@ -522,6 +538,7 @@ const ARCHIVE_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
+    let ordered: string | undefined;
     try {
       const lans = await exchangeLans(t);
       const networks = await handoverNetworks(t);
@@ -534,6 +551,7 @@ const ARCHIVE_CHECK: CheckDefinition = {
           rank: (offering) => (offering.cross_connect_initiator === 'subscriber' ? 0 : 1),
         },
       });
+      ordered = idOf(connection);
       const service = lans.get(networks.get(String(connection.product_offering)) ?? '');
       if (!service)
         return t.inconclusive(`the connection ordered is in no metro area network with an exchange LAN`);
@@ -579,6 +597,7 @@ const ARCHIVE_CHECK: CheckDefinition = {
       );
     } finally {
       await cleanUp(t);
+      if (ordered !== undefined) await archiveConnection(t, ordered);
     }
   },
 };
