@@ -143,10 +143,7 @@ export function createNetworkServiceConfigRepository(deps: {
       transaction,
     );
     const chosen = chooseTags(wanted, others);
-    if (!chosen)
-      throw new UnableToFulfillError(`no VLAN is free on ${connection}`, [
-        conflict('network-service-configs', except ?? '', 'vlan_config', 'connections', connection),
-      ]);
+    if (!chosen) throw new UnableToFulfillError(`no VLAN is free on ${connection}`);
     const clashes = others.filter((other) => !taggingsCompatible(chosen, other));
     if (clashes.length)
       throw new UnableToFulfillError(
@@ -203,9 +200,7 @@ export function createNetworkServiceConfigRepository(deps: {
       if (!prefix) continue;
       const free = firstFreeHost(prefix, taken);
       if (free === null)
-        throw new UnableToFulfillError(`the IPv${version} subnet of ${config.network_service} is full`, [
-          conflict('ips', '', 'address', 'network-services', config.network_service),
-        ]);
+        throw new UnableToFulfillError(`the IPv${version} subnet of ${config.network_service} is full`);
       const address = formatAddress(version, free);
       // An address whose quarantine is over starts afresh.
       await run(
