@@ -275,6 +275,25 @@ describe('exchange-LAN network service configs', function () {
     assert.equal(Number(reused.n), 0);
   });
 
+  it('puts a config the device refuses in error, and configures it again when an operator asks', async () => {
+    const connection = await liveConnection(token);
+    await new LabDriver(stack().db.sequelize).store.injectFault({
+      device: await deviceOf(connection),
+      operation: 'commit',
+      code: 'rejected',
+      message: 'commit refused: VLAN table locked',
+    });
+    const created = await request('POST', '/network-service-configs', { token, body: order(connection) });
+    assert.equal(created.status, 201, created.text);
+    const failed = await reached(created.body.id as string, 'error');
+    assert.equal(failed.status[0].tag, 'configuration_failed');
+    assert.match(failed.status[0].message, /VLAN table locked.*retryProvisioning/);
+    await stack()
+      .temporal.client.workflow.getHandle(configWorkflowId(created.body.id as string))
+      .signal('retryProvisioning');
+    await reached(created.body.id as string, 'production');
+  });
+
   it('cancels a config ordered on a connection that is not in production yet', async () => {
     // In Amsterdam the subscriber makes the cross-connect: the connection waits for its LOA.
     const connection = await orderConnection(token, {
