@@ -232,11 +232,13 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
     if (latest.cancelRequested) throw new Cancelled();
     if (!latest.billed && latest.state !== 'decommission_requested') await lifecycle.provision(frame);
     for (;;) {
+      // Forget earlier wake-ups before reading: a signal that comes in while the agenda is being
+      // read must wake the wait below, or what it announced would wait for the next one.
+      woken = false;
       const now = await lifecycle.agenda();
       if (!now) return 'deleted';
       latest = now;
       state = now.state;
-      woken = false;
       if (now.cancelRequested && !now.billed) throw new Cancelled();
       if (now.state === 'decommission_requested') throw new Decommissioning();
       if (ENDED.includes(now.state)) return now.state;
