@@ -24,6 +24,7 @@ const FAMILIES: Record<string, string> = {
   LIFE: 'Lifecycles (profile full)',
   CONN: 'Connections (profile full)',
   NSC: 'Network service configs, their addresses and MACs (profile full)',
+  STAT: 'Traffic statistics',
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

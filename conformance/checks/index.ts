@@ -10,6 +10,7 @@ import { ERROR_CHECKS } from './errors';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
 import { ORDER_CHECKS } from './orders';
+import { STATISTICS_CHECKS } from './statistics';
 import { statusChecks } from './statuses';
 
 /** The registry: every check, in the order a run takes them (discovery first, mutations last). */
@@ -22,6 +23,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...collectionChecks(document),
     ...ISOLATION_CHECKS,
     ...CONNECTION_READ_CHECKS,
+    ...STATISTICS_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
     ...ORDER_CHECKS,
