@@ -24,6 +24,7 @@ const FAMILIES: Record<string, string> = {
   LIFE: 'Lifecycles (profile full)',
   CONN: 'Connections (profile full)',
   NSC: 'Network service configs, their addresses and MACs (profile full)',
+  NFC: 'Route-server sessions (profile full)',
   STAT: 'Traffic statistics',
 };
 

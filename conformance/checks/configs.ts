@@ -41,7 +41,7 @@ const PATCH = 'network_service_configs_partial_update';
 const IPS: Readable = { noun: 'IP address', read: 'ips_read' };
 
 /** What ordering a config needs besides the operation under test. */
-const ORDERING_CONFIGS = [
+export const ORDERING_CONFIGS = [
   'network_service_configs_create',
   'network_service_configs_read',
   'network_service_configs_destroy',
@@ -195,7 +195,7 @@ async function orderConfig(t: CheckContext, access: Access, extra: Item = {}): P
 }
 
 /** Orders a config and waits for it to reach production, which the check needs. */
-async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
+export async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
   const access = await liveAccess(t);
   const ordered = await orderConfig(t, access);
   const live = await waitFor(
@@ -213,7 +213,7 @@ async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
  * The addresses allocated to a config: its `ips` and what `/ips?network_service_config=` lists,
  * once either names one (allocation may be deferred); INCONCLUSIVE when none came.
  */
-async function allocated(t: CheckContext, id: string): Promise<{ config: Item; listed: Item[] }> {
+export async function allocated(t: CheckContext, id: string): Promise<{ config: Item; listed: Item[] }> {
   const until = Date.now() + PROVISIONING_MS;
   for (;;) {
     const listed = t.items(
@@ -294,7 +294,7 @@ const vlanOf = (config: Item): number | undefined => {
 };
 
 /** Whether an unable-to-fulfill problem names `id` among its conflicts, on either side. */
-function conflictNames(response: HttpResponse, id: string): boolean {
+export function conflictNames(response: HttpResponse, id: string): boolean {
   const conflicts = (response.body as { conflicts?: unknown } | undefined)?.conflicts;
   return (
     Array.isArray(conflicts) &&

@@ -10,6 +10,7 @@ import { ERROR_CHECKS } from './errors';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
 import { ORDER_CHECKS } from './orders';
+import { SESSION_CHECKS } from './sessions';
 import { STATISTICS_CHECKS } from './statistics';
 import { statusChecks } from './statuses';
 
@@ -28,6 +29,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...LIFECYCLE_CHECKS,
     ...ORDER_CHECKS,
     ...CONFIG_CHECKS,
+    ...SESSION_CHECKS,
   ];
   const ids = new Set<string>();
   for (const check of checks) {
