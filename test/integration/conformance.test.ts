@@ -64,6 +64,14 @@ describe('the conformance suite against this server', () => {
       ofConfigs.filter((r) => r.outcome !== 'PASS').map((r) => `${r.id} ${r.outcome}: ${r.reason ?? ''}`),
       [],
     );
+    // A route-server session is ordered on access of the suite's own, and the statistics of a
+    // connection are read: those checks judge this server too.
+    const ofSessions = summary.results.filter((r) => /^(NFC|STAT)-/.test(r.id));
+    assert.ok(ofSessions.length >= 2, `only ${ofSessions.length} checks of sessions and statistics`);
+    assert.deepEqual(
+      ofSessions.filter((r) => r.outcome !== 'PASS').map((r) => `${r.id} ${r.outcome}: ${r.reason ?? ''}`),
+      [],
+    );
     stack().logger.info({ counts: summary.counts, durationMs: summary.durationMs }, 'conformance run');
   });
 });
