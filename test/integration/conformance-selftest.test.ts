@@ -13,6 +13,7 @@ import type { ProxiedRequest } from '../../conformance/selftest/messages';
 import { pathnameOf, problemResponse, readJson, withJson } from '../../conformance/selftest/messages';
 import type { FaultProxy } from '../../conformance/selftest/proxy';
 import { startFaultProxy } from '../../conformance/selftest/proxy';
+import { SESSION_FAULTS } from '../../conformance/selftest/session-faults';
 import { ensureConnectionsOf, ensureLiveConnectionOf } from '../support/connections';
 import { stack } from '../support/stack';
 
@@ -37,8 +38,16 @@ const describeResult = (r: RunSummary['results'][number]) =>
 
 const PRIMARY = 'acc-transit-partners';
 
-/** Faults in any collection, in connections and port reservations, and in network service configs. */
-const FAULTS: readonly Fault[] = [...GENERAL_FAULTS, ...CONNECTION_FAULTS, ...CONFIG_FAULTS];
+/**
+ * Faults in any collection, in connections and port reservations, in network service configs, and
+ * in route-server sessions and statistics.
+ */
+const FAULTS: readonly Fault[] = [
+  ...GENERAL_FAULTS,
+  ...CONNECTION_FAULTS,
+  ...CONFIG_FAULTS,
+  ...SESSION_FAULTS,
+];
 
 const run = (proxy: FaultProxy, full?: { only: readonly string[] }) =>
   runConformance({
