@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { isDeepStrictEqual } from 'node:util';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { insideSubnet } from '../../conformance/checks/configs';
 import { CONFIG_FAULTS, createConfigFaults } from '../../conformance/selftest/config-faults';
 import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults';
 import type { Fault } from '../../conformance/selftest/faults';
+import type { Step } from '../support/fault-script';
+import { changedSteps, json, scriptedExchange, SCRIPT_BASE, SECOND } from '../support/fault-script';
 import { FAULT_IDS } from '../../conformance/selftest/faults';
-import type { FaultProxy } from '../../conformance/selftest/proxy';
-import { startFaultProxy } from '../../conformance/selftest/proxy';
 
-const BASE = '/api/v2';
 const TODAY = '2031-05-14';
-const SECOND = 'Bearer second';
 
 const problem = (status: number, name: string, extra: Record<string, unknown> = {}) => ({
   type: `https://errors.ix-api.net/v2/${name}.html`,
@@ -56,7 +52,7 @@ function fakeExchange() {
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
     const url = new URL(req.url ?? '/', 'http://exchange.invalid');
-    const path = url.pathname.slice(BASE.length);
+    const path = url.pathname.slice(SCRIPT_BASE.length);
     const foreign = req.headers.authorization === SECOND;
     const json = () => (raw.length ? (JSON.parse(raw.toString()) as Resource) : {});
     const match = /^\/(network-service-configs|ips|macs)(?:\/([^/]+))?(?:\/(cancellation-policy))?$/.exec(
@@ -144,13 +140,6 @@ function fakeExchange() {
   return { handle, reset };
 }
 
-interface Step {
-  method: string;
-  path: string;
-  body?: unknown;
-  second?: boolean;
-}
-
 /** The fixed script: every config fault must change the answer to at least one of these. */
 const SCRIPT: Step[] = [
   { method: 'GET', path: '/network-service-configs/n1' },
@@ -171,66 +160,14 @@ const SCRIPT: Step[] = [
   { method: 'DELETE', path: '/network-service-configs/n1' },
 ];
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
-async function call(origin: string, step: Step): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (step.body !== undefined) headers['content-type'] = 'application/json';
-  if (step.second) headers.authorization = SECOND;
-  const response = await fetch(`${origin}${BASE}${step.path}`, {
-    method: step.method,
-    headers,
-    body: step.body === undefined ? undefined : JSON.stringify(step.body),
-  });
-  return { status: response.status, body: await response.text() };
-}
-
-const changedSteps = (answers: Answer[], direct: Answer[]): number[] =>
-  answers.flatMap((answer, index) => (isDeepStrictEqual(answer, direct[index]) ? [] : [index]));
-
-const json = (answer: Answer): any => JSON.parse(answer.body);
-
 describe('faults in network service configs, their addresses and MACs', () => {
-  const exchange = fakeExchange();
-  let upstream: Server;
-  let proxy: FaultProxy;
-  let direct: Answer[];
-
-  async function throughProxy(fault: Fault | null): Promise<Answer[]> {
-    exchange.reset();
-    proxy.setFault(fault);
-    const answers: Answer[] = [];
-    for (const step of SCRIPT) answers.push(await call(new URL(proxy.url).origin, step));
-    return answers;
-  }
-
-  before(async () => {
-    upstream = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => exchange.handle(req, res, Buffer.concat(chunks)));
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    proxy = await startFaultProxy({ target: `${origin}${BASE}` });
-    exchange.reset();
-    direct = [];
-    for (const step of SCRIPT) direct.push(await call(origin, step));
-  });
-
-  after(async () => {
-    await proxy.close();
-    await new Promise<void>((resolve) => {
-      upstream.close(() => resolve());
-      upstream.closeAllConnections();
-    });
-  });
+  const harness = scriptedExchange(fakeExchange(), SCRIPT);
+  const throughProxy = (fault: Fault | null) => harness.throughProxy(fault);
+  before(() => harness.start());
+  after(() => harness.stop());
 
   it('passes the script through unchanged without a fault', async () => {
-    assert.deepEqual(changedSteps(await throughProxy(null), direct), []);
+    assert.deepEqual(changedSteps(await throughProxy(null), harness.direct()), []);
   });
 
   it('gives the faults ids of their own, each judged by a full run of named checks', () => {
@@ -259,14 +196,14 @@ describe('faults in network service configs, their addresses and MACs', () => {
     );
     const dropped = await throughProxy(byId('config-ips-dropped'));
     assert.ok(!('ips' in json(dropped[0])));
-    assert.deepEqual(dropped[1], direct[1]);
+    assert.deepEqual(dropped[1], harness.direct()[1]);
   });
 
   it('answers a cancellation 204 without the config, and a second DELETE without archiving', async () => {
     const empty = await throughProxy(byId('config-destroy-answers-204'));
     assert.deepEqual([empty[10].status, empty[10].body], [204, '']);
     const kept = await throughProxy(byId('config-not-archived'));
-    assert.equal(json(direct[11]).state, 'archived');
+    assert.equal(json(harness.direct()[11]).state, 'archived');
     assert.equal(json(kept[11]).state, 'cancelled');
   });
 
@@ -294,7 +231,7 @@ describe('faults in network service configs, their addresses and MACs', () => {
     describe(fault.id, () => {
       let changed: number[];
       before(async () => {
-        changed = changedSteps(await throughProxy(fault), direct);
+        changed = changedSteps(await throughProxy(fault), harness.direct());
       });
 
       it('changes at least one answer', () => {
@@ -302,7 +239,7 @@ describe('faults in network service configs, their addresses and MACs', () => {
       });
 
       it('forgets its memory when set again', async () => {
-        assert.deepEqual(changedSteps(await throughProxy(fault), direct), changed);
+        assert.deepEqual(changedSteps(await throughProxy(fault), harness.direct()), changed);
       });
     });
   }

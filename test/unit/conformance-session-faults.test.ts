@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { isDeepStrictEqual } from 'node:util';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';
 import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults';
 import type { Fault } from '../../conformance/selftest/faults';
+import type { Step } from '../support/fault-script';
+import { changedSteps, json, scriptedExchange, SCRIPT_BASE, SECOND } from '../support/fault-script';
 import { FAULT_IDS } from '../../conformance/selftest/faults';
-import type { FaultProxy } from '../../conformance/selftest/proxy';
-import { startFaultProxy } from '../../conformance/selftest/proxy';
 import { createSessionFaults, SESSION_FAULTS } from '../../conformance/selftest/session-faults';
-
-const BASE = '/api/v2';
-const SECOND = 'Bearer second';
 
 const problem = (status: number, name: string, extra: Record<string, unknown> = {}) => ({
   type: `https://errors.ix-api.net/v2/${name}.html`,
@@ -42,7 +37,7 @@ function fakeExchange() {
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
     const url = new URL(req.url ?? '/', 'http://exchange.invalid');
-    const path = url.pathname.slice(BASE.length);
+    const path = url.pathname.slice(SCRIPT_BASE.length);
     const foreign = req.headers.authorization === SECOND;
     if (path === '/network-feature-configs' && req.method === 'POST') {
       const body = JSON.parse(raw.toString() || '{}') as Resource;
@@ -77,13 +72,6 @@ function fakeExchange() {
   return { handle, reset };
 }
 
-interface Step {
-  method: string;
-  path: string;
-  body?: unknown;
-  second?: boolean;
-}
-
 /** The fixed script: every session fault must change the answer to at least one of these. */
 const SCRIPT: Step[] = [
   { method: 'GET', path: '/network-feature-configs/f1' },
@@ -97,66 +85,14 @@ const SCRIPT: Step[] = [
   },
 ];
 
-interface Answer {
-  status: number;
-  body: string;
-}
-
-async function call(origin: string, step: Step): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (step.body !== undefined) headers['content-type'] = 'application/json';
-  if (step.second) headers.authorization = SECOND;
-  const response = await fetch(`${origin}${BASE}${step.path}`, {
-    method: step.method,
-    headers,
-    body: step.body === undefined ? undefined : JSON.stringify(step.body),
-  });
-  return { status: response.status, body: await response.text() };
-}
-
-const changedSteps = (answers: Answer[], direct: Answer[]): number[] =>
-  answers.flatMap((answer, index) => (isDeepStrictEqual(answer, direct[index]) ? [] : [index]));
-
-const json = (answer: Answer): any => JSON.parse(answer.body);
-
 describe('faults in route-server sessions and statistics', () => {
-  const exchange = fakeExchange();
-  let upstream: Server;
-  let proxy: FaultProxy;
-  let direct: Answer[];
-
-  async function throughProxy(fault: Fault | null): Promise<Answer[]> {
-    exchange.reset();
-    proxy.setFault(fault);
-    const answers: Answer[] = [];
-    for (const step of SCRIPT) answers.push(await call(new URL(proxy.url).origin, step));
-    return answers;
-  }
-
-  before(async () => {
-    upstream = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => exchange.handle(req, res, Buffer.concat(chunks)));
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    proxy = await startFaultProxy({ target: `${origin}${BASE}` });
-    exchange.reset();
-    direct = [];
-    for (const step of SCRIPT) direct.push(await call(origin, step));
-  });
-
-  after(async () => {
-    await proxy.close();
-    await new Promise<void>((resolve) => {
-      upstream.close(() => resolve());
-      upstream.closeAllConnections();
-    });
-  });
+  const harness = scriptedExchange(fakeExchange(), SCRIPT);
+  const throughProxy = (fault: Fault | null) => harness.throughProxy(fault);
+  before(() => harness.start());
+  after(() => harness.stop());
 
   it('passes the script through unchanged without a fault', async () => {
-    assert.deepEqual(changedSteps(await throughProxy(null), direct), []);
+    assert.deepEqual(changedSteps(await throughProxy(null), harness.direct()), []);
   });
 
   it('gives the faults ids of their own; those of sessions are judged by a full run of NFC checks', () => {
@@ -180,33 +116,33 @@ describe('faults in route-server sessions and statistics', () => {
 
   it('accepts a twin session, shows a session to another account, and hides the sessions of a config', async () => {
     const twin = await throughProxy(byId('session-twin-accepted'));
-    assert.equal(direct[2].status, 400);
+    assert.equal(harness.direct()[2].status, 400);
     assert.equal(twin[2].status, 201);
     assert.equal(json(twin[2]).ip, 'i4');
     const shown = await throughProxy(byId('session-readable-by-others'));
     assert.equal(shown[3].status, 200);
     assert.equal(json(shown[3]).id, 'f1');
     const unnamed = await throughProxy(byId('config-sessions-unnamed'));
-    assert.deepEqual(json(direct[1]).network_feature_configs, ['f1']);
+    assert.deepEqual(json(harness.direct()[1]).network_feature_configs, ['f1']);
     assert.deepEqual(json(unnamed[1]).network_feature_configs, []);
   });
 
   it('answers a reversed window with the sliding windows, and claims more samples than expected', async () => {
     const reversed = await throughProxy(byId('statistics-reversed-window-accepted'));
-    assert.equal(direct[5].status, 400);
+    assert.equal(harness.direct()[5].status, 400);
     assert.equal(reversed[5].status, 200);
     assert.deepEqual(Object.keys(json(reversed[5]).aggregates), ['PT5M']);
-    assert.deepEqual(reversed[4], direct[4]);
+    assert.deepEqual(reversed[4], harness.direct()[4]);
     const over = await throughProxy(byId('statistics-accuracy-over-one'));
     assert.equal(json(over[4]).aggregates.PT5M.accuracy, 1.5);
-    assert.deepEqual(over[5], direct[5]);
+    assert.deepEqual(over[5], harness.direct()[5]);
   });
 
   for (const fault of createSessionFaults()) {
     describe(fault.id, () => {
       let changed: number[];
       before(async () => {
-        changed = changedSteps(await throughProxy(fault), direct);
+        changed = changedSteps(await throughProxy(fault), harness.direct());
       });
 
       it('changes at least one answer', () => {
@@ -214,7 +150,7 @@ describe('faults in route-server sessions and statistics', () => {
       });
 
       it('forgets its memory when set again', async () => {
-        assert.deepEqual(changedSteps(await throughProxy(fault), direct), changed);
+        assert.deepEqual(changedSteps(await throughProxy(fault), harness.direct()), changed);
       });
     });
   }
