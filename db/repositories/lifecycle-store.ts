@@ -18,6 +18,36 @@ export interface LifecycleRow {
   cancel_requested_at: Date | null;
 }
 
+/** The stored facts every workflow on the lifecycle framing reads, with the revision it configures. */
+export interface StoredAgenda {
+  state: State;
+  cancelRequested: boolean;
+  billed: boolean;
+  decommissionAt: string | null;
+  revision: number;
+}
+
+/** The columns of a resource aliased `alias` that `agendaOf` turns into its agenda. */
+export const agendaColumns = (alias: string) =>
+  `${alias}.state, ${alias}.cancel_requested_at, ${alias}.current_billing_start_date IS NOT NULL AS billed,
+   DATE_FORMAT(${alias}.decommission_at, '%Y-%m-%d') AS decommission_at, ${alias}.revision`;
+
+export interface AgendaRow {
+  state: State;
+  cancel_requested_at: Date | null;
+  billed: number;
+  decommission_at: string | null;
+  revision: number;
+}
+
+export const agendaOf = (row: AgendaRow): StoredAgenda => ({
+  state: row.state,
+  cancelRequested: row.cancel_requested_at !== null,
+  billed: Boolean(Number(row.billed)),
+  decommissionAt: row.decommission_at,
+  revision: Number(row.revision),
+});
+
 /**
  * The stored side of a stateful resource's lifecycle, written once for every table that holds one
  * (state, status, billing start, decommission day, cancellation mark): locking the row, moving it

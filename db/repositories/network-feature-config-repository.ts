@@ -9,7 +9,8 @@ import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
 import { networkFeatureConfigs } from '../network-feature-configs-collection';
 import type { EventRepository } from './event-repository';
-import { createLifecycleStore } from './lifecycle-store';
+import type { AgendaRow, StoredAgenda } from './lifecycle-store';
+import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 
@@ -24,12 +25,7 @@ export interface NetworkFeatureConfig extends RouteServerConfigOrder {
 }
 
 /** What a session's workflow has to do next, as the stored session says. */
-export interface FeatureConfigAgenda {
-  state: State;
-  cancelRequested: boolean;
-  billed: boolean;
-  decommissionAt: string | null;
-  revision: number;
+export interface FeatureConfigAgenda extends StoredAgenda {
   /** The state of the network service config the session runs over. */
   configState: State;
 }
@@ -330,29 +326,14 @@ export function createNetworkFeatureConfigRepository(deps: {
 
     /** What the session's workflow has to do next; undefined when the session is gone. */
     async agenda(id: string): Promise<FeatureConfigAgenda | undefined> {
-      const [row] = await select<{
-        state: State;
-        cancel_requested_at: Date | null;
-        billed: number;
-        decommission_at: string | null;
-        revision: number;
-        config_state: State;
-      }>(
-        `SELECT x.state, x.cancel_requested_at, x.current_billing_start_date IS NOT NULL AS billed,
-           DATE_FORMAT(x.decommission_at, '%Y-%m-%d') AS decommission_at, x.revision, n.state AS config_state
+      const [row] = await select<AgendaRow & { config_state: State }>(
+        `SELECT ${agendaColumns('x')}, n.state AS config_state
          FROM network_feature_configs x JOIN network_service_configs n ON n.id = x.network_service_config
          WHERE x.id = :id`,
         { id },
       );
       if (!row) return undefined;
-      return {
-        state: row.state,
-        cancelRequested: row.cancel_requested_at !== null,
-        billed: Boolean(Number(row.billed)),
-        decommissionAt: row.decommission_at,
-        revision: Number(row.revision),
-        configState: row.config_state,
-      };
+      return { ...agendaOf(row), configState: row.config_state };
     },
 
     /** The route server and the session it is to hold, as the session is stored now. */

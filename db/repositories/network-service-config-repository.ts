@@ -12,7 +12,8 @@ import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
 import { resourceReader, sqlOf } from '../collection';
-import { createLifecycleStore } from './lifecycle-store';
+import type { AgendaRow, StoredAgenda } from './lifecycle-store';
+import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
 import { newId } from '../ids';
 import { allocatingTransaction } from '../transactions';
 import { networkServiceConfigs } from '../network-service-configs-collection';
@@ -49,12 +50,7 @@ export interface ConfigPlacement {
 }
 
 /** What a config's workflow has to do next, as the stored config says. */
-export interface ConfigAgenda {
-  state: State;
-  cancelRequested: boolean;
-  billed: boolean;
-  decommissionAt: string | null;
-  revision: number;
+export interface ConfigAgenda extends StoredAgenda {
   connectionState: State;
   /** Required network features (route servers) the config has no session with yet. */
   missingFeatures: string[];
@@ -502,17 +498,8 @@ export function createNetworkServiceConfigRepository(deps: {
 
     /** What the config's workflow has to do next; undefined when the config is gone. */
     async agenda(id: string): Promise<ConfigAgenda | undefined> {
-      const [row] = await select<{
-        state: State;
-        cancel_requested_at: Date | null;
-        billed: number;
-        decommission_at: string | null;
-        revision: number;
-        connection_state: State;
-      }>(
-        `SELECT n.state, n.cancel_requested_at, n.current_billing_start_date IS NOT NULL AS billed,
-           DATE_FORMAT(n.decommission_at, '%Y-%m-%d') AS decommission_at, n.revision,
-           c.state AS connection_state
+      const [row] = await select<AgendaRow & { connection_state: State }>(
+        `SELECT ${agendaColumns('n')}, c.state AS connection_state
          FROM network_service_configs n JOIN connections c ON c.id = n.connection WHERE n.id = :id`,
         { id },
       );
@@ -526,11 +513,7 @@ export function createNetworkServiceConfigRepository(deps: {
         { id, gone: CONFIG_GOING },
       );
       return {
-        state: row.state,
-        cancelRequested: row.cancel_requested_at !== null,
-        billed: Boolean(Number(row.billed)),
-        decommissionAt: row.decommission_at,
-        revision: Number(row.revision),
+        ...agendaOf(row),
         connectionState: row.connection_state,
         missingFeatures: missing.map((feature) => feature.id),
       };
