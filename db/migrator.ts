@@ -13,6 +13,7 @@ import * as labServices from './migrations/0011-lab-services';
 import * as trafficSamples from './migrations/0010-traffic-samples';
 import * as labBgpSessions from './migrations/0012-lab-bgp-sessions';
 import * as networkFeatureConfigs from './migrations/0013-network-feature-configs';
+import * as virtualCircuits from './migrations/0014-virtual-circuits';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -34,6 +35,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0011-lab-services', labServices],
   ['0012-lab-bgp-sessions', labBgpSessions],
   ['0013-network-feature-configs', networkFeatureConfigs],
+  ['0014-virtual-circuits', virtualCircuits],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {
