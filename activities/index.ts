@@ -3,6 +3,7 @@ import type { AccountRepository } from '../db/repositories/account-repository';
 import type { ConnectionRepository } from '../db/repositories/connection-repository';
 import type { NetworkFeatureConfigRepository } from '../db/repositories/network-feature-config-repository';
 import type { NetworkServiceConfigRepository } from '../db/repositories/network-service-config-repository';
+import type { NetworkServiceRepository } from '../db/repositories/network-service-repository';
 import type { TrafficRepository } from '../db/repositories/traffic-repository';
 import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
@@ -10,17 +11,22 @@ import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
+import { networkServiceActivities } from './network-services';
+import type { CloudProvider } from './drivers/cloud-contract';
 import type { DeviceDriver } from './drivers/contract';
 import { trafficActivities } from './traffic';
 
 export interface ActivityDependencies {
   accounts: AccountRepository;
   connections: ConnectionRepository;
+  networkServices: NetworkServiceRepository;
   networkServiceConfigs: NetworkServiceConfigRepository;
   networkFeatureConfigs: NetworkFeatureConfigRepository;
   traffic: TrafficRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
+  /** The cloud providers' side of cloud services. */
+  cloud: CloudProvider;
   clock: () => Date;
   /** How long the exchange's own cross-connects take (the lab completes them then). */
   crossConnectDelayMs: number;
@@ -45,15 +51,18 @@ async function permanent<T>(work: () => Promise<T>): Promise<T> {
 export function createActivities({
   accounts,
   connections,
+  networkServices,
   networkServiceConfigs,
   networkFeatureConfigs,
   traffic,
   driver,
+  cloud,
   clock,
   crossConnectDelayMs,
 }: ActivityDependencies) {
   return {
     ...connectionActivities({ connections, driver, crossConnectDelayMs }),
+    ...networkServiceActivities({ services: networkServices, cloud }),
     ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver }),
     ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver }),
     ...trafficActivities({ traffic, driver, clock }),

@@ -28,6 +28,7 @@ import type { OpticsSource } from './routes/statistics';
 import { statisticsOperations } from './routes/statistics';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
+import { networkServiceCollections, networkServiceOperations } from './routes/network-services';
 import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
@@ -102,6 +103,7 @@ export async function startApi(options: {
       ...portReservationOperations({ connections: db.connections, validators, writes }),
       ...macOperations({ macs: db.macs, writes }),
       ...ipOperations({ ips: db.ips, validators, writes }),
+      ...networkServiceOperations({ services: db.networkServices, validators, writes }),
       ...networkServiceConfigOperations({
         configs: db.networkServiceConfigs,
         validators,
@@ -128,6 +130,7 @@ export async function startApi(options: {
           ...PORT_RESERVATION_COLLECTIONS,
           ...MAC_COLLECTIONS,
           ...IP_COLLECTIONS,
+          ...networkServiceCollections(document),
           ...NETWORK_SERVICE_CONFIG_COLLECTIONS,
           ...NETWORK_FEATURE_CONFIG_COLLECTIONS,
         ],

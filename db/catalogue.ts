@@ -272,38 +272,6 @@ export const productOfferings: CollectionDefinition = {
   },
 };
 
-export const networkServices: CollectionDefinition = {
-  name: 'network-services',
-  table: 'network_services',
-  columns: [
-    'id',
-    'type',
-    'name',
-    'state',
-    'status',
-    'product_offering',
-    'metro_area_network',
-    'managing_account',
-    'consuming_account',
-    'external_ref',
-    'subnet_v4',
-    'subnet_v6',
-    'peeringdb_ixid',
-    'ixfdb_ixid',
-    'nsc_required_contact_roles',
-    `${idsOf('network_features', 'network_service')} AS network_features`,
-  ],
-  jsonColumns: ['status', 'nsc_required_contact_roles', 'network_features'],
-  filters: {
-    ...STATEFUL_FILTERS,
-    type: eq('type'),
-    product_offering: eq('product_offering'),
-    pop: (value, params) =>
-      `t.metro_area_network = (SELECT metro_area_network FROM pops WHERE id = ${params.bind(value)})`,
-  },
-  toResource: (row) => ({ ...row }),
-};
-
 export const networkFeatures: CollectionDefinition = {
   name: 'network-features',
   table: 'network_features',

@@ -11,6 +11,7 @@ import { createIpRepository } from './repositories/ip-repository';
 import { createMacRepository } from './repositories/mac-repository';
 import { createNetworkFeatureConfigRepository } from './repositories/network-feature-config-repository';
 import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
+import { createNetworkServiceRepository } from './repositories/network-service-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
 import { createTrafficRepository } from './repositories/traffic-repository';
@@ -24,6 +25,7 @@ export interface Database {
   events: ReturnType<typeof createEventRepository>;
   ips: ReturnType<typeof createIpRepository>;
   macs: ReturnType<typeof createMacRepository>;
+  networkServices: ReturnType<typeof createNetworkServiceRepository>;
   networkServiceConfigs: ReturnType<typeof createNetworkServiceConfigRepository>;
   networkFeatureConfigs: ReturnType<typeof createNetworkFeatureConfigRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
@@ -42,6 +44,13 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
   const outbox = createOutboxRepository({ models });
   const portAllocation = createPortAllocation(sequelize);
   const networkFeatureConfigs = createNetworkFeatureConfigRepository({ sequelize, events, outbox });
+  const networkServiceConfigs = createNetworkServiceConfigRepository({
+    sequelize,
+    events,
+    outbox,
+    cascade: (configId, policy, transaction) =>
+      networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
+  });
   return {
     sequelize,
     accounts: createAccountRepository({ sequelize, models, events, outbox }),
@@ -50,13 +59,14 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     events,
     ips: createIpRepository({ sequelize, events }),
     macs: createMacRepository({ sequelize, events }),
-    networkServiceConfigs: createNetworkServiceConfigRepository({
+    networkServices: createNetworkServiceRepository({
       sequelize,
       events,
       outbox,
-      cascade: (configId, policy, transaction) =>
-        networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
+      cascade: (serviceId, policy, transaction) =>
+        networkServiceConfigs.cascadeFromService(serviceId, policy, transaction),
     }),
+    networkServiceConfigs,
     networkFeatureConfigs,
     outbox,
     portAllocation,

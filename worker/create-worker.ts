@@ -14,6 +14,7 @@ export function activitiesFor(
   return createActivities({
     accounts: db.accounts,
     connections: db.connections,
+    networkServices: db.networkServices,
     networkServiceConfigs: db.networkServiceConfigs,
     networkFeatureConfigs: db.networkFeatureConfigs,
     traffic: db.traffic,

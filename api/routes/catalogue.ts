@@ -32,14 +32,13 @@ export const CATALOGUE_COLLECTIONS: readonly CollectionEntry[] = [
     read: 'ports_read',
     scope: (visibility) => (_value, params) => ownedScope(params.bind(visibility.accounts)),
   },
-  { collection: catalogue.networkServices, list: 'network_services_list', read: 'network_services_read' },
   { collection: catalogue.networkFeatures, list: 'network_features_list', read: 'network_features_read' },
   { collection: catalogue.roles, list: 'roles_list', read: 'roles_read', filtersNeedScope: true },
 ];
 
 /** The types of network services and features the catalogue serves (exchange LANs, route servers). */
 export const CATALOGUE_TYPES: SupportedTypes = {
-  supported_network_service_types: ['exchange_lan'],
+  supported_network_service_types: ['exchange_lan', 'p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'],
   supported_network_service_config_types: ['exchange_lan'],
   supported_network_feature_types: ['route_server'],
   supported_network_feature_config_types: ['route_server'],

@@ -277,6 +277,19 @@ export function catalogueRows(): CatalogueRows {
         }),
       );
     }
+    // Where a metro has several PoPs, 10G ports at a chosen PoP too: a second connection there
+    // sits on another device, as redundant handovers (cloud diversity) need.
+    if (metro.pops.length > 1)
+      metro.pops.forEach((_facility, popIndex) => {
+        const generic = rows.product_offerings.find((o) => o.id === `po-connection-${metro.code}-10g`)!;
+        rows.product_offerings.push({
+          ...generic,
+          id: `po-connection-${metro.code}${popIndex + 1}-10g`,
+          name: `${metro.name} 10G port at ${metro.code.toUpperCase()}${popIndex + 1}`,
+          display_name: `Connection 10G at ${metro.code.toUpperCase()}${popIndex + 1}, ${metro.name}`,
+          handover_pop: `pop-${metro.code}-${popIndex + 1}`,
+        });
+      });
     const service = {
       ...common,
       service_metro_area: ma,

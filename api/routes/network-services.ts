@@ -1,0 +1,322 @@
+import { networkServices, serviceScopeSql } from '../../db/network-services-collection';
+import type {
+  NetworkService,
+  NetworkServiceRepository,
+  ServiceParties,
+} from '../../db/repositories/network-service-repository';
+import type { Scope } from '../../domain/authority';
+import { actsFor, requireActingAccount } from '../../domain/authority';
+import {
+  NotFoundError,
+  PermissionDeniedError,
+  UnableToFulfillError,
+  ValidationError,
+} from '../../domain/errors';
+import type { ChangeRequest, ServiceOrder } from '../../domain/network-services';
+import {
+  ABSENT_SERVICE,
+  changeRequestProblems,
+  isOrderableServiceType,
+  ORDERABLE_SERVICE_TYPES,
+  SERVICE_GOING,
+  serviceOrderProblems,
+  shapedOrder,
+} from '../../domain/network-services';
+import type { RedactionPlan } from '../../domain/redaction';
+import { redact } from '../../domain/redaction';
+import type { OpenApiDocument } from '../../spec';
+import { cancellationPolicies } from '../cancellation';
+import type { CollectionEntry } from '../collections';
+import type { OperationDefinition } from '../operations';
+import { redactionPlanFor } from '../redaction-plans';
+import type { RequestValidators } from '../request-validation';
+import type { WriteContext } from '../writes';
+import { deliverAll, merged, replacement } from '../writes';
+
+/** What others see of a multipoint service they may join: enough to find it and order a config. */
+const MEMBER_VIEW = [
+  'id',
+  'type',
+  'state',
+  'display_name',
+  'product_offering',
+  'managing_account',
+  'consuming_account',
+  'billing_account',
+  'public',
+  'member_joining_rules',
+  'network_features',
+  'nsc_required_contact_roles',
+  'nsc_product_offerings',
+];
+
+const SCHEMA_OF: Record<string, string> = {
+  p2p_vc: 'P2PNetworkService',
+  mp2mp_vc: 'MP2MPNetworkService',
+  p2mp_vc: 'P2MPNetworkService',
+  cloud_vc: 'CloudNetworkService',
+};
+
+/**
+ * Network services: every caller sees the exchange LANs and the public multipoint services; the
+ * owners of an ordered service see it whole, a circuit's B side and the members a private service
+ * admits see it without what only its owners' business is.
+ */
+export function networkServiceCollections(document: OpenApiDocument): readonly CollectionEntry[] {
+  const plans: Record<string, RedactionPlan> = Object.fromEntries(
+    Object.entries(SCHEMA_OF).map(([type, schema]) => [type, redactionPlanFor(document, schema)]),
+  );
+  return [
+    {
+      collection: networkServices,
+      list: 'network_services_list',
+      read: 'network_services_read',
+      scope: (visibility) => (_value, params) => serviceScopeSql(params.bind(visibility.accounts)),
+      present: (item, visibility) => {
+        const type = item.type as string;
+        if (type === 'exchange_lan') return item;
+        if (
+          actsFor(visibility, item.managing_account as string) ||
+          actsFor(visibility, item.consuming_account as string)
+        )
+          return item;
+        const plan = plans[type];
+        if (type === 'p2p_vc' || type === 'cloud_vc') return redact(item, plan);
+        const hidden = redact(item, {
+          ...plan,
+          only: MEMBER_VIEW,
+          sensitive: [...plan.sensitive, 'member_joining_rules'],
+          zero: { ...plan.zero, billing_account: '', member_joining_rules: [] },
+        });
+        return hidden;
+      },
+    },
+  ];
+}
+
+/** Which side of a service the caller is on. */
+type Side = 'owner' | 'consumer' | 'joining' | 'member' | 'none';
+
+function sideOf(parties: ServiceParties, scope: Scope): Side {
+  if (actsFor(scope, parties.managing_account)) return 'owner';
+  if (actsFor(scope, parties.consuming_account)) return 'consumer';
+  if (actsFor(scope, parties.joining_member_account)) return 'joining';
+  if (parties.type === 'exchange_lan' || parties.public) return 'member';
+  return 'none';
+}
+
+/**
+ * Network services customers order (point-to-point, multipoint and cloud) and the change requests
+ * of circuits. The managing side orders, changes and cancels; the workflow builds the service on
+ * the fabric (and at the cloud provider) and takes it to production once its ends are there.
+ */
+export function networkServiceOperations(deps: {
+  services: NetworkServiceRepository;
+  validators: RequestValidators;
+  writes: WriteContext;
+  clock?: () => Date;
+}): OperationDefinition[] {
+  const { services, validators, writes } = deps;
+  const now = () => (deps.clock ?? (() => new Date()))();
+  const policies = cancellationPolicies({
+    terms: (id) => services.cancellationTerms(id),
+    what: 'network-services',
+    earliest: (day) => `the service can be decommissioned on ${day} at the earliest`,
+    clock: deps.clock,
+  });
+
+  /** The service and the caller's side of it; one the caller may not see is not found. */
+  async function load(id: string, scope: Scope): Promise<{ parties: ServiceParties; side: Side }> {
+    const parties = await services.parties(id);
+    let side = parties ? sideOf(parties, scope) : 'none';
+    if (parties && side === 'none') {
+      // A private multipoint service is seen by the members its rules allow.
+      const visible = await services.findById(id);
+      if (visible && (await services.allowedMember(id, scope.accounts))) side = 'member';
+    }
+    if (!parties || side === 'none') throw new NotFoundError(`no network-services with id ${id}`);
+    return { parties, side };
+  }
+
+  /** Only the managing side changes a service, and exchange LANs are the exchange's own. */
+  function requireOwner(parties: ServiceParties, side: Side) {
+    if (side !== 'owner')
+      throw new PermissionDeniedError(`you may see network-services with id ${parties.id} but not change it`);
+    if (parties.type === 'exchange_lan')
+      throw new UnableToFulfillError(
+        'exchange LANs are run by the exchange; they are not changed through the API',
+      );
+  }
+
+  async function check(
+    scope: Scope,
+    order: ServiceOrder,
+    currentId?: string,
+    concerned?: (p: string) => boolean,
+  ) {
+    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
+      requireActingAccount(scope, property, order[property]);
+    const facts = await services.orderFacts(order, now());
+    const current = currentId ? await services.current(currentId) : undefined;
+    const problems = serviceOrderProblems(order, facts, current, concerned);
+    if (problems.length) throw new ValidationError(problems);
+  }
+
+  function update(
+    operationId: 'network_services_update' | 'network_services_partial_update',
+  ): OperationDefinition {
+    return {
+      operationId,
+      authenticated: true,
+      validatesBody: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const { parties, side } = await load(params.id, scope);
+        requireOwner(parties, side);
+        const given = (body ?? {}) as Record<string, unknown>;
+        validators.body(operationId, { type: parties.type, ...given });
+        if (given.type !== undefined && given.type !== parties.type)
+          throw new ValidationError([
+            { name: 'type', reason: `the service is ${parties.type}; it stays so` },
+          ]);
+        if (SERVICE_GOING.includes(parties.state))
+          throw new UnableToFulfillError(`the service is ${parties.state}; it cannot change any more`);
+        const current = (await services.current(params.id))!;
+        const base = { ...ABSENT_SERVICE, type: current.order.type } as ServiceOrder;
+        const next = shapedOrder(
+          operationId === 'network_services_update'
+            ? { ...replacement(body, base), type: current.order.type }
+            : merged(merged(base, current.order), body),
+        );
+        const touched = new Set(
+          (Object.keys(next) as Array<keyof ServiceOrder>).filter(
+            (name) => JSON.stringify(next[name]) !== JSON.stringify(current.order[name]),
+          ),
+        );
+        await check(scope, next, params.id, (property) => touched.has(property as keyof ServiceOrder));
+        const { service, messages } = await services.change(params.id, next);
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: service };
+      },
+    };
+  }
+
+  const changeRequestBody = (request: ChangeRequest) => ({ ...request });
+
+  return [
+    {
+      operationId: 'network_services_create',
+      authenticated: true,
+      async handle({ body, caller }) {
+        const scope = await writes.scope(caller);
+        const given = (body ?? {}) as Record<string, unknown>;
+        if (!isOrderableServiceType(given.type))
+          throw new ValidationError([
+            {
+              name: 'type',
+              reason: `services of type ${ORDERABLE_SERVICE_TYPES.join(', ')} can be ordered; exchange LANs are the exchange's`,
+            },
+          ]);
+        const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type } as ServiceOrder);
+        await check(scope, order);
+        const { service, start } = await services.create(order);
+        await deliverAll(writes.starter, [start]);
+        return { status: 201, body: service };
+      },
+    },
+    update('network_services_update'),
+    update('network_services_partial_update'),
+    {
+      operationId: 'network_services_destroy',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const { parties, side } = await load(params.id, scope);
+        requireOwner(parties, side);
+        const policy = await policies.forCancellation(params.id, body);
+        const { service, messages } = await services.requestCancellation(params.id, policy);
+        await deliverAll(writes.starter, messages);
+        return { status: 202, body: service as NetworkService };
+      },
+    },
+    {
+      operationId: 'network_service_cancellation_policy_read',
+      authenticated: true,
+      async handle({ params, query, caller }) {
+        const scope = await writes.scope(caller);
+        const { parties, side } = await load(params.id, scope);
+        if (parties.type === 'exchange_lan' || (side !== 'owner' && side !== 'consumer'))
+          throw new NotFoundError(`no cancellation policy for network-services with id ${params.id}`);
+        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
+      },
+    },
+    {
+      operationId: 'network_service_change_request_read',
+      authenticated: true,
+      async handle({ params, caller }) {
+        const scope = await writes.scope(caller);
+        const { parties, side } = await load(params.id, scope);
+        const request =
+          parties.type === 'p2p_vc' && side !== 'member'
+            ? await services.changeRequest(params.id)
+            : undefined;
+        if (!request)
+          throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
+        return { status: 200, body: changeRequestBody(request) };
+      },
+    },
+    {
+      operationId: 'network_service_change_request_create',
+      authenticated: true,
+      async handle({ params, body, caller }) {
+        const scope = await writes.scope(caller);
+        const { parties, side } = await load(params.id, scope);
+        if (parties.type !== 'p2p_vc')
+          throw new UnableToFulfillError(
+            `change requests are for p2p_vc circuits; ${params.id} is ${parties.type}`,
+          );
+        if (side !== 'joining')
+          throw new PermissionDeniedError(
+            'change requests come from the B side (the joining member); the owner changes the service directly',
+          );
+        const given = (body ?? {}) as Record<string, unknown>;
+        const request: ChangeRequest = {
+          product_offering: given.product_offering as string,
+          capacity: (given.capacity as number | null | undefined) ?? null,
+        };
+        const current = (await services.current(params.id))!;
+        const problems = changeRequestProblems(
+          request,
+          current,
+          await services.findOffering(request.product_offering),
+        );
+        if (problems.length) throw new ValidationError(problems);
+        const opened = await services.openChangeRequest(params.id, request);
+        await deliverAll(writes.starter, opened.messages);
+        return { status: 202, body: changeRequestBody(opened.request) };
+      },
+    },
+    {
+      operationId: 'network_service_change_request_destroy',
+      authenticated: true,
+      async handle({ params, caller }) {
+        const scope = await writes.scope(caller);
+        const { parties, side } = await load(params.id, scope);
+        if (parties.type !== 'p2p_vc' || side === 'member')
+          throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
+        if (side === 'consumer')
+          throw new PermissionDeniedError(
+            'the managing account rejects a change request, or the B side withdraws it',
+          );
+        const closed = await services.closeChangeRequest(
+          params.id,
+          side === 'joining' ? 'withdrawn' : 'rejected',
+        );
+        if (!closed)
+          throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
+        await deliverAll(writes.starter, closed.messages);
+        return { status: 202, body: changeRequestBody(closed.request) };
+      },
+    },
+  ];
+}

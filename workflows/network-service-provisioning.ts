@@ -1,0 +1,139 @@
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { RetryPolicy } from '@temporalio/common';
+import type { Activities } from '../activities';
+import { SEVERITY } from '../domain/status';
+import type { Outcome } from './lifecycle';
+import { runLifecycle, statusEntry } from './lifecycle';
+
+const retry: RetryPolicy = {
+  initialInterval: '1 second',
+  maximumInterval: '1 minute',
+  backoffCoefficient: 2,
+};
+const activities = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
+/** Work at the cloud provider heartbeats, like device work. */
+const provider = proxyActivities<
+  Pick<
+    Activities,
+    'orderCloudCircuit' | 'connectCloudHandovers' | 'changeCloudBandwidth' | 'releaseCloudCircuit'
+  >
+>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
+
+export interface ProvisionNetworkServiceInput {
+  serviceId: string;
+  /** The revision of the service the fabric and the provider carry (after a continue-as-new). */
+  configuredRevision?: number;
+  /** How often to look at the service's configs while waiting for them (ms). */
+  recheckMs?: number;
+}
+
+/**
+ * The life of one network service a customer ordered: a cloud service first gets its circuit at the
+ * provider; then the service waits for its ends (both sides of a circuit, every handover of a cloud
+ * service, a first member of a multipoint one) to be in production, connects cloud handovers at
+ * the provider, and goes live. In production it carries out bandwidth changes (after the owner
+ * answered a circuit's change request); decommissioned, its configs go with it and the provider
+ * lets the circuit go.
+ */
+export async function provisionNetworkService({
+  serviceId,
+  configuredRevision = 0,
+  recheckMs = 3_000,
+}: ProvisionNetworkServiceInput): Promise<Outcome> {
+  let configured = configuredRevision;
+  return runLifecycle({
+    agenda: () => activities.networkServiceAgenda({ serviceId }),
+    move: (event, status) => activities.moveNetworkService({ serviceId, event, status }),
+    async provision(frame) {
+      const cloud = frame.latest().cloud;
+      if (cloud) {
+        frame.step('ordering the circuit at the provider');
+        const { providerRef } = await frame.untilDone(`Getting the circuit at ${cloud.provider}`, () =>
+          provider.orderCloudCircuit({ serviceId }),
+        );
+        await frame.interruptions();
+        await frame.move('allocate', [
+          statusEntry(SEVERITY.info, 'circuit_ready', `${cloud.provider} holds the circuit ${providerRef}.`, {
+            provider_ref: providerRef,
+          }),
+        ]);
+      } else {
+        await frame.move('allocate', [
+          statusEntry(
+            SEVERITY.info,
+            'allocated',
+            'The service is set up on the fabric; its members join it with configs.',
+          ),
+        ]);
+      }
+      configured = frame.latest().revision;
+      frame.step('waiting for the configs');
+      await frame.look();
+      while (frame.latest().missing.length) {
+        const missing = frame.latest().missing;
+        await activities.recordNetworkServiceStatus({
+          serviceId,
+          status: [
+            statusEntry(
+              SEVERITY.notice,
+              'waiting_for_configs',
+              `The service goes into production once ${missing.join(' and ')} ha${missing.length > 1 ? 've' : 's'} a network service config in production.`,
+              { missing },
+            ),
+          ],
+        });
+        await frame.waitFor(() => !frame.latest().missing.length, recheckMs);
+        await frame.look();
+      }
+      if (cloud) {
+        frame.step('connecting the handovers at the provider');
+        await frame.untilDone(`Connecting the handovers at ${cloud.provider}`, () =>
+          provider.connectCloudHandovers({ serviceId }),
+        );
+      }
+      await frame.move('start_testing', [
+        statusEntry(SEVERITY.info, 'testing', 'Every end of the service is up.'),
+      ]);
+      frame.step('in production');
+      await frame.move('go_live', []);
+    },
+    changeAsked: (agenda) => agenda.revision > configured || agenda.state === 'production_change_pending',
+    async reconfigure(frame) {
+      // A circuit's change request waits for the owner to apply it, or for either side to drop it.
+      while (frame.latest().changeRequested) {
+        frame.step('waiting for the owner to answer the change request');
+        await frame.waitFor(() => !frame.latest().changeRequested);
+      }
+      const latest = frame.latest();
+      if (latest.revision > configured && latest.cloud) {
+        frame.step('changing the bandwidth at the provider');
+        await frame.untilDone('Changing the bandwidth at the provider', () =>
+          provider.changeCloudBandwidth({ serviceId }),
+        );
+      }
+      configured = Math.max(configured, latest.revision);
+    },
+    async teardown(frame) {
+      if (frame.latest().cloud) {
+        frame.step('giving the circuit back at the provider');
+        await frame.untilDone('Giving the circuit back at the provider', () =>
+          provider.releaseCloudCircuit({ serviceId }),
+        );
+      }
+      // The configs went with the service (the same day); it ends after the last of them. Plain
+      // timers here: a signal now must not interrupt the ending itself.
+      frame.step('waiting for the configs to go');
+      for (;;) {
+        const agenda = await activities.networkServiceAgenda({ serviceId });
+        if (!agenda || agenda.liveConfigs === 0) break;
+        await sleep(recheckMs);
+      }
+    },
+    continueAsNew: () =>
+      continueAsNew<typeof provisionNetworkService>({ serviceId, configuredRevision: configured, recheckMs }),
+    farewell: {
+      cancelled: 'The order was cancelled, with its configs.',
+      decommissioned: 'The service is decommissioned, with its configs.',
+    },
+  });
+}
