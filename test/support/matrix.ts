@@ -304,6 +304,23 @@ const matrixSession = (world: World, config: string, ip: string) => ({
   contract_ref: null,
 });
 
+/** A private multipoint service of the owner for the sub-account, in Hamburg. */
+const matrixService = (world: World) => ({
+  type: 'mp2mp_vc' as const,
+  product_offering: 'po-mp2mp-vc-ham',
+  managing_account: world.accounts.owner,
+  consuming_account: world.accounts['sub-account'],
+  billing_account: world.accounts.owner,
+  external_ref: null,
+  purchase_order: '',
+  contract_ref: null,
+  joining_member_account: null,
+  display_name: 'Matrix multipoint',
+  capacity: null,
+  public: false,
+  cloud_key: null,
+});
+
 /** Addresses from a range no exchange subnet uses (RFC 2544's benchmark range). */
 const randomOwnAddress = () => `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 254)}`;
 
@@ -316,7 +333,44 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
   'metro-area-networks': { kind: 'catalogue' },
   'availability-zones': { kind: 'catalogue' },
   'product-offerings': { kind: 'catalogue' },
-  'network-services': { kind: 'catalogue' },
+  'network-services': [
+    { kind: 'catalogue', label: 'exchange LAN' },
+    {
+      kind: 'subject',
+      label: 'ordered',
+      asynchronous: true,
+      async setup(world) {
+        const external = canary('service-ref');
+        const order = canary('service-po');
+        const { service } = await stack().db.networkServices.create({
+          ...matrixService(world),
+          external_ref: external,
+          purchase_order: order,
+        });
+        return { id: service.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+      },
+      async createBody(world) {
+        await ownerReadyToOrder(world, []);
+        return {
+          type: 'mp2mp_vc',
+          product_offering: 'po-mp2mp-vc-ham',
+          managing_account: world.accounts.owner,
+          consuming_account: world.accounts['sub-account'],
+          billing_account: world.accounts.owner,
+          display_name: 'Matrix created',
+        };
+      },
+      updateBody: (world) => ({
+        type: 'mp2mp_vc',
+        product_offering: 'po-mp2mp-vc-ham',
+        managing_account: world.accounts.owner,
+        consuming_account: world.accounts['sub-account'],
+        billing_account: world.accounts.owner,
+        display_name: 'Matrix replaced',
+      }),
+      patchBody: () => ({ type: 'mp2mp_vc', purchase_order: 'matrix patched' }),
+    },
+  ],
   'network-features': { kind: 'catalogue' },
   roles: { kind: 'catalogue' },
   extensions: { kind: 'open' },
