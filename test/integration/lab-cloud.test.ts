@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { CloudProviderError } from '../../activities/drivers/cloud-contract';
 import type { CloudProviderUnderTest } from '../../activities/drivers/cloud-contract-suite';
 import { describeCloudProviderContract } from '../../activities/drivers/cloud-contract-suite';
 import { createCustomerCircuit, LabCloudProvider } from '../../activities/drivers/lab-cloud';
+import { DEMO_CLOUD_CIRCUITS, seedDemoCloudCircuits } from '../../db/seed/demo';
 import { stack } from '../support/stack';
+
+const ROOT = path.resolve(__dirname, '../..');
 
 interface Offering {
   provider: string;
@@ -157,6 +162,50 @@ describe('the lab cloud providers', () => {
       await assert.rejects(customerCircuit(order), refusedAs('invalid-request'), JSON.stringify(order));
   });
 
+  it("seeds the demo customer's circuits once, as the provider makes them", async () => {
+    const at = (pop: string) => (pop === stratus.pop ? 'po-cloud-stratus-fra' : 'po-cloud-stratus-ams');
+    for (const demo of DEMO_CLOUD_CIRCUITS) {
+      const seeded = await cloud.findCircuit(demo.provider, demo.key);
+      assert.ok(seeded, `${demo.key} is seeded`);
+      const site = await offering(at(demo.pop));
+      const made = await createCustomerCircuit(stack().db.sequelize, {
+        provider: demo.provider,
+        pop: demo.pop,
+        bandwidth: demo.bandwidth,
+      });
+      assert.deepEqual(
+        { ...seeded, ref: made.ref, key: made.key },
+        made,
+        'seeded like a circuit the provider makes',
+      );
+      assert.deepEqual(
+        { pop: seeded.pop, region: seeded.region, bandwidth: seeded.bandwidth },
+        { pop: demo.pop, region: site.region, bandwidth: 1000 },
+      );
+    }
+    assert.deepEqual(
+      DEMO_CLOUD_CIRCUITS.map((demo) => [demo.key, demo.pop]),
+      [
+        ['stratus-spree001', 'stratus-fra1'],
+        ['stratus-spree002', 'stratus-ams1'],
+      ],
+    );
+    const before = await Promise.all(
+      DEMO_CLOUD_CIRCUITS.map((demo) => cloud.findCircuit(demo.provider, demo.key)),
+    );
+    await seedDemoCloudCircuits(stack().db.sequelize);
+    await seedDemoCloudCircuits(stack().db.sequelize);
+    const [{ count }] = await stack().db.sequelize.query<{ count: number }>(
+      "SELECT COUNT(*) AS count FROM lab_cloud_circuits WHERE service_key LIKE 'stratus-spree%'",
+      { type: QueryTypes.SELECT },
+    );
+    assert.equal(Number(count), DEMO_CLOUD_CIRCUITS.length);
+    assert.deepEqual(
+      await Promise.all(DEMO_CLOUD_CIRCUITS.map((demo) => cloud.findCircuit(demo.provider, demo.key))),
+      before,
+    );
+  });
+
   it('fails retryably while a provider is down, for that provider only, then answers again', async () => {
     const made = await cloud.createCircuit(nimbusRequest(`lab-down-${Date.now()}`));
     const customers = await customerCircuit();
@@ -207,5 +256,64 @@ describe('the lab cloud providers', () => {
     assert.equal((await cloud.readCircuit(ref))?.state, 'pending', 'nothing was accepted');
     const accepted = await cloud.acceptCircuit(ref, { requestKey: `lab-second-${ref}` });
     assert.equal(accepted.state, 'accepted');
+  });
+
+  describe('the admin command', function () {
+    this.timeout(60_000);
+    const admin = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+      new Promise((resolve) => {
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', path.join(ROOT, 'scripts/admin.ts'), ...args],
+          { cwd: ROOT, env: { ...process.env, ...stack().env }, timeout: 50_000 },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+
+    it('makes a circuit as a customer would and prints its key', async () => {
+      const result = await admin([
+        'lab-cloud-circuit',
+        '--provider',
+        'Stratus Compute',
+        '--pop',
+        'stratus-fra1',
+        '--bandwidth',
+        '1000',
+      ]);
+      assert.equal(result.code, 0, result.stderr);
+      const [, key] = /^key\s+(\S+)$/m.exec(result.stdout) ?? [];
+      assert.match(key, /^stratus-[a-z0-9]{8}$/);
+      const circuit = await cloud.findCircuit('Stratus Compute', key);
+      assert.deepEqual(
+        { pop: circuit?.pop, bandwidth: circuit?.bandwidth, state: circuit?.state },
+        { pop: 'stratus-fra1', bandwidth: 1000, state: 'pending' },
+      );
+    });
+
+    it('says what is wrong with a circuit the provider would not make, or with the options', async () => {
+      const refused = await admin([
+        'lab-cloud-circuit',
+        '--provider',
+        'Stratus Compute',
+        '--pop',
+        'nowhere',
+        '--bandwidth',
+        '10',
+      ]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /Stratus Compute has no PoP "nowhere"/);
+      const usage = await admin([
+        'lab-cloud-circuit',
+        '--provider',
+        'Stratus Compute',
+        '--pop',
+        'stratus-fra1',
+        '--bandwidth',
+        'fast',
+      ]);
+      assert.equal(usage.code, 2);
+      assert.match(usage.stderr, /--bandwidth must be a whole number/);
+    });
   });
 });
