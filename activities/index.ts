@@ -10,6 +10,7 @@ import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
+import type { CloudProvider } from './drivers/cloud-contract';
 import type { DeviceDriver } from './drivers/contract';
 import { trafficActivities } from './traffic';
 
@@ -21,6 +22,8 @@ export interface ActivityDependencies {
   traffic: TrafficRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
+  /** The cloud providers that deliver cloud services with the exchange. */
+  cloudProvider: CloudProvider;
   clock: () => Date;
   /** How long the exchange's own cross-connects take (the lab completes them then). */
   crossConnectDelayMs: number;
