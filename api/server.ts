@@ -14,6 +14,7 @@ import { accountOperations, accountsCollection } from './routes/accounts';
 import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
 import { IP_COLLECTIONS, ipOperations } from './routes/ips';
 import { MAC_COLLECTIONS, macOperations } from './routes/macs';
+import { MEMBER_JOINING_RULE_COLLECTIONS, memberJoiningRuleOperations } from './routes/member-joining-rules';
 import {
   NETWORK_FEATURE_CONFIG_COLLECTIONS,
   networkFeatureConfigOperations,
@@ -101,6 +102,7 @@ export async function startApi(options: {
       ...connectionOperations({ connections: db.connections, validators, writes }),
       ...portReservationOperations({ connections: db.connections, validators, writes }),
       ...macOperations({ macs: db.macs, writes }),
+      ...memberJoiningRuleOperations({ rules: db.memberJoiningRules, validators, writes }),
       ...ipOperations({ ips: db.ips, validators, writes }),
       ...networkServiceConfigOperations({
         configs: db.networkServiceConfigs,
@@ -127,6 +129,7 @@ export async function startApi(options: {
           ...CONNECTION_COLLECTIONS,
           ...PORT_RESERVATION_COLLECTIONS,
           ...MAC_COLLECTIONS,
+          ...MEMBER_JOINING_RULE_COLLECTIONS,
           ...IP_COLLECTIONS,
           ...NETWORK_SERVICE_CONFIG_COLLECTIONS,
           ...NETWORK_FEATURE_CONFIG_COLLECTIONS,
