@@ -45,14 +45,22 @@ export interface JoinableService {
 }
 
 export interface JoiningRuleFacts {
-  /** The service, if the caller owns it (acts for its managing or consuming account). */
+  /**
+   * The service, if the caller may know of it: it owns it, or the service is one every account sees
+   * (an exchange LAN, a public multipoint service).
+   */
   service: JoinableService | undefined;
+  /** Whether the caller owns the service (acts for its managing or consuming account). */
+  owner: boolean;
   /** Whether the account the rule names exists. */
   memberExists: boolean;
 }
 
 /** Services whose membership joining rules decide. */
 export const JOINABLE_SERVICE_TYPES: readonly string[] = ['mp2mp_vc', 'p2mp_vc'];
+
+/** Capacities are stored as 32-bit integers; an offering without bounds does not lift that. */
+const LARGEST_CAPACITY = 2_147_483_647;
 
 /** States of a service that is going away: it takes no new rules. */
 const GOING: ReadonlySet<State> = new Set<State>([
@@ -61,6 +69,10 @@ const GOING: ReadonlySet<State> = new Set<State>([
   'cancelled',
   'archived',
 ]);
+
+/** Whether every account sees the service (so naming it in an error tells nobody anything new). */
+export const isPublicService = (service: Pick<JoinableService, 'type' | 'public'>): boolean =>
+  service.type === 'exchange_lan' || service.public;
 
 /** Deny rules carry no capacities: whatever a request says of them is dropped. */
 export function termsOfItsType(order: MemberJoiningRuleOrder): MemberJoiningRuleOrder {
@@ -105,12 +117,14 @@ export function memberJoiningRuleProblems(
     if (concerned(name)) problems.push({ name, reason });
   };
   const { service } = facts;
-  if (!service) problem('network_service', `no network service ${order.network_service} of yours`);
+  if (!service) problem('network_service', `no network service ${order.network_service}`);
   else if (!JOINABLE_SERVICE_TYPES.includes(service.type))
     problem(
       'network_service',
       `joining rules apply to multipoint services (${JOINABLE_SERVICE_TYPES.join(', ')}); ${service.id} is a ${service.type}`,
     );
+  else if (!facts.owner)
+    problem('network_service', `${service.id} is not yours; the accounts that own it make its rules`);
   else if (GOING.has(service.state))
     problem('network_service', `${service.id} is ${service.state}; it admits no new members`);
 
@@ -129,8 +143,11 @@ export function memberJoiningRuleProblems(
     ((service.bandwidth_min !== null && value < service.bandwidth_min) ||
       (service.bandwidth_max !== null && value > service.bandwidth_max));
   const range = service && `${service.bandwidth_min ?? 'any'}..${service.bandwidth_max ?? 'any'} Mbit/s`;
-  if (outside(min)) problem('capacity_min', `must lie within the offering's bandwidth, ${range}`);
-  if (outside(max)) problem('capacity_max', `must lie within the offering's bandwidth, ${range}`);
+  const tooLarge = (value: number | null) => value !== null && value > LARGEST_CAPACITY;
+  if (tooLarge(min)) problem('capacity_min', `must be at most ${LARGEST_CAPACITY} Mbit/s`);
+  else if (outside(min)) problem('capacity_min', `must lie within the offering's bandwidth, ${range}`);
+  if (tooLarge(max)) problem('capacity_max', `must be at most ${LARGEST_CAPACITY} Mbit/s`);
+  else if (outside(max)) problem('capacity_max', `must lie within the offering's bandwidth, ${range}`);
   else if (min !== null && max !== null && min > max)
     problem('capacity_max', `must not be below capacity_min (${min})`);
   return problems;

@@ -9,7 +9,7 @@ import type {
   MemberJoiningRule,
   MemberJoiningRuleOrder,
 } from '../../domain/member-joining-rules';
-import { effectsOfRuleChange, ownsService } from '../../domain/member-joining-rules';
+import { effectsOfRuleChange, isPublicService, ownsService } from '../../domain/member-joining-rules';
 import { RECONSIDER_SIGNAL } from '../../domain/states';
 import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
@@ -211,14 +211,16 @@ export function createMemberJoiningRuleRepository(deps: {
       return rule && { rule, service: await serviceOf(rule.network_service) };
     },
 
-    /** What the rules need to know of a rule: its service, if the caller owns it, and its member. */
+    /** What the rules need to know of a rule: its service (as far as the caller may know it) and member. */
     async orderFacts(order: MemberJoiningRuleOrder, scope: Scope): Promise<JoiningRuleFacts> {
       const service = await serviceOf(order.network_service);
       const [member] = await select<{ id: string }>('SELECT id FROM accounts WHERE id = :id', {
         id: order.consuming_account,
       });
+      const owner = service !== undefined && ownsService(scope, service);
       return {
-        service: service && ownsService(scope, service) ? service : undefined,
+        service: service && (owner || isPublicService(service)) ? service : undefined,
+        owner,
         memberExists: member !== undefined,
       };
     },

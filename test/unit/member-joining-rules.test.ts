@@ -51,12 +51,16 @@ describe('member joining rules', () => {
   describe('problems', () => {
     const names = (
       order: MemberJoiningRuleOrder,
-      facts: { service?: JoinableService; memberExists?: boolean } = {},
+      facts: { service?: JoinableService; owner?: boolean; memberExists?: boolean } = {},
       concerned?: (property: string) => boolean,
     ) =>
       memberJoiningRuleProblems(
         order,
-        { service: 'service' in facts ? facts.service : service(), memberExists: facts.memberExists ?? true },
+        {
+          service: 'service' in facts ? facts.service : service(),
+          owner: facts.owner ?? true,
+          memberExists: facts.memberExists ?? true,
+        },
         concerned,
       ).map((problem) => problem.name);
 
@@ -67,9 +71,20 @@ describe('member joining rules', () => {
     });
 
     it('needs a multipoint service the caller owns that is not going away', () => {
-      assert.deepEqual(names(allow(), { service: undefined }), ['network_service']);
+      assert.deepEqual(names(allow(), { service: undefined, owner: false }), ['network_service']);
+      const someonesPublic = memberJoiningRuleProblems(allow(), {
+        service: service({ public: true }),
+        owner: false,
+        memberExists: true,
+      });
+      assert.deepEqual(
+        someonesPublic.map((p) => p.name),
+        ['network_service'],
+      );
+      assert.match(someonesPublic[0].reason, /not yours/);
       const lan = memberJoiningRuleProblems(allow(), {
         service: service({ type: 'exchange_lan' }),
+        owner: false,
         memberExists: true,
       });
       assert.deepEqual(
@@ -100,6 +115,10 @@ describe('member joining rules', () => {
       assert.deepEqual(
         names(allow({ capacity_min: 1, capacity_max: 10_000_000 }), { service: unbounded }),
         [],
+      );
+      assert.deepEqual(
+        names(allow({ capacity_min: 2 ** 31, capacity_max: 2 ** 40 }), { service: unbounded }),
+        ['capacity_min', 'capacity_max'],
       );
     });
 
