@@ -81,9 +81,12 @@ export function memberJoiningRuleOperations(deps: {
           `member-joining-rules with id ${params.id}`,
         );
         const current = found!.rule;
+        // The body schema's discriminator judges objects only; anything else says nothing of a rule.
+        if (body !== undefined && body !== null && !isObject(body))
+          throw new ValidationError([{ name: 'body', reason: 'must be a JSON object' }]);
         // A partial update may leave the type out; it is the stored one.
         validators.body(operationId, partial && isObject(body) ? { type: current.type, ...body } : body);
-        const given = (body ?? {}) as Record<string, unknown>;
+        const given = body ?? {};
         const fixed = [
           ...(given.network_service !== undefined && given.network_service !== current.network_service
             ? [

@@ -359,6 +359,15 @@ describe('member joining rules', () => {
       ['capacity_max'],
     );
 
+    for (const [body, property] of [
+      [{ type: 'allow', consuming_account: 'acc-nobody' }, 'consuming_account'],
+      [{ type: 'allow', consuming_account: SPREE }, 'consuming_account'],
+      [{ type: 'allow', managing_account: THAMES }, 'managing_account'],
+      [[{ type: 'deny' }], 'body'],
+    ] as const)
+      assert.deepEqual(propertyNames(await request('PATCH', path, { token: spree, body })), [property]);
+    assert.equal((await rule(id)).body.external_ref, 'second');
+
     const other = await multipoint();
     const moved = await request('PUT', path, {
       token: spree,
