@@ -5,6 +5,7 @@ import type {
 } from '../../db/repositories/member-joining-rule-repository';
 import type { Scope } from '../../domain/authority';
 import { requireActingAccount, requireChange } from '../../domain/authority';
+import type { PropertyError } from '../../domain/errors';
 import { ValidationError } from '../../domain/errors';
 import type { MemberJoiningRuleOrder } from '../../domain/member-joining-rules';
 import { accessToRule, memberJoiningRuleProblems, termsOfItsType } from '../../domain/member-joining-rules';
@@ -87,45 +88,31 @@ export function memberJoiningRuleOperations(deps: {
         // A partial update may leave the type out; it is the stored one.
         validators.body(operationId, partial && isObject(body) ? { type: current.type, ...body } : body);
         const given = body ?? {};
-        const fixed = [
-          ...(given.network_service !== undefined && given.network_service !== current.network_service
-            ? [
-                {
-                  name: 'network_service',
-                  reason: 'stays as created; make a rule for the other service instead',
-                },
-              ]
-            : []),
-          ...(partial && given.type !== undefined && given.type !== current.type
-            ? [
-                {
-                  name: 'type',
-                  reason: `stays ${current.type} in a partial update; replace the rule to change it`,
-                },
-              ]
-            : []),
-        ];
+        const fixed: PropertyError[] = [];
+        if (given.network_service !== undefined && given.network_service !== current.network_service)
+          fixed.push({
+            name: 'network_service',
+            reason: 'stays as created; make a rule for the other service',
+          });
+        if (partial && given.type !== undefined && given.type !== current.type)
+          fixed.push({
+            name: 'type',
+            reason: `stays ${current.type} in a partial update; replace the rule instead`,
+          });
         if (fixed.length) throw new ValidationError(fixed);
         const next = termsOfItsType({
           ...(partial ? merged(merged(ABSENT, current), body) : replacement(body, ABSENT)),
           network_service: current.network_service,
         });
-        const touched = new Set(
+        // What the change touches is judged anew; the capacities together, and whenever the type changes.
+        const judged = new Set<string>(
           (Object.keys(next) as Array<keyof MemberJoiningRuleOrder>).filter(
             (name) => next[name] !== current[name],
           ),
         );
-        // The capacities are judged together, and anew when the rule's type changes.
-        const capacities = ['capacity_min', 'capacity_max', 'type'].some((name) =>
-          touched.has(name as keyof MemberJoiningRuleOrder),
-        );
-        await check(
-          scope,
-          next,
-          (property) =>
-            touched.has(property as keyof MemberJoiningRuleOrder) ||
-            (capacities && property.startsWith('capacity_')),
-        );
+        if (['capacity_min', 'capacity_max', 'type'].some((name) => judged.has(name)))
+          judged.add('capacity_min').add('capacity_max');
+        await check(scope, next, (property) => judged.has(property));
         const { rule, messages } = await deps.rules.change(params.id, next, changeableBy(scope, params.id));
         await deliverAll(writes.starter, messages);
         return { status: 200, body: rule };

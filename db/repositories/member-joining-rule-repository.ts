@@ -152,7 +152,7 @@ export function createMemberJoiningRuleRepository(deps: {
     if (effects.problems.length) throw new ValidationError(effects.problems);
     if (effects.conflicts.length)
       throw new UnableToFulfillError(
-        `live configs depend on this rule: ${effects.conflicts.map((c) => c.remote_resource_id).join(', ')}; decommission them first`,
+        `live configs of the member rely on its admission: ${effects.conflicts.map((c) => c.remote_resource_id).join(', ')}; decommission them first`,
         effects.conflicts,
       );
     if (!effects.reconsider.length) return [];
@@ -201,8 +201,6 @@ export function createMemberJoiningRuleRepository(deps: {
   }
 
   return {
-    findById: (id: string) => ruleOf(id),
-
     /** A rule with the service it rules on (undefined when either is missing). */
     async findWithService(
       id: string,
@@ -231,7 +229,10 @@ export function createMemberJoiningRuleRepository(deps: {
       return guardedByIndex(order, id, () =>
         sequelize.transaction(async (transaction) => {
           const service = await lockService(order.network_service, transaction);
-          if (!service) throw new NotFoundError(`no network-services with id ${order.network_service}`);
+          if (!service)
+            throw new ValidationError([
+              { name: 'network_service', reason: `no network service ${order.network_service}` },
+            ]);
           await refuseSecondRule(order, id, transaction);
           const messages = await settleConfigs(service, id, undefined, order, transaction);
           await run(
