@@ -1,4 +1,4 @@
-import type { CollectionDefinition, FilterSql, Row } from './collection';
+import type { CollectionDefinition, Row } from './collection';
 import { eq, idsOf, STATEFUL_FILTERS } from './collection';
 
 /** Properties every customer-ordered service shows. */
