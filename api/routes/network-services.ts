@@ -1,6 +1,5 @@
 import { networkServices, serviceScopeSql } from '../../db/network-services-collection';
 import type {
-  NetworkService,
   NetworkServiceRepository,
   ServiceParties,
 } from '../../db/repositories/network-service-repository';
