@@ -304,14 +304,15 @@ export function configProblems(
     if (!CARRYING_STATES.has(connection.state))
       problem('connection', `${connection.id} is ${connection.state}; it carries no new services`);
     const networks = ours ? deliveryNetworks(order, ours) : [];
-    if (networks.length && !networks.includes(connection.metro_area_network))
+    if (ours && networks.length && !networks.includes(connection.metro_area_network)) {
+      const where = ours.type === 'p2p_vc' ? `this side of ${ours.id} is` : `${ours.id} is`;
+      // A circuit's side follows the consuming account, so a change of it is held to this too.
       problem(
         'connection',
-        `${connection.id} is in ${connection.metro_area_network}; ${ours!.id} is delivered ${
-          ours!.type === 'p2p_vc' ? `on this side ` : ''
-        }in ${networks.join(' or ')}`,
+        `${connection.id} is in ${connection.metro_area_network}; ${where} delivered in ${networks.join(' or ')}`,
         ['consuming_account'],
       );
+    }
     const vlan = order.vlan_config;
     if (!connection.vlan_types.includes(vlan.vlan_type))
       problem(
