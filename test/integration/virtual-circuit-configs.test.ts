@@ -157,6 +157,16 @@ const petitConfig = (
   ...extra,
 });
 
+/** How many statements of this database wait for a lock. */
+async function lockWaits(): Promise<number> {
+  const [row] = await sql<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t
+     JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+     WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()`,
+  );
+  return Number(row.n);
+}
+
 /** The rate limit the lab device applies to a config, once it carries it. */
 async function rateLimitOf(connection: string, config: string): Promise<number | null> {
   return eventually(`${config} on the device`, async () => {
@@ -516,6 +526,34 @@ describe('network service configs of virtual circuits', function () {
     const other = await created(spree, at(nimbus, second, 2, null));
     const single = await created(spree, at(stratus, first, 1, null));
     await conflicting(post(spree, at(stratus, second, 1, null)), single.id);
+
+    // An order waits for the service while a change of its other configs is under way, then sees it.
+    const held = await serviceFixture('cloud_vc', {
+      product_offering: 'po-cloud-nimbus-fra',
+      diversity: 2,
+      cloud_key: 'nimbus-spree-0004',
+    });
+    const rival = await created(spree, at(held, first, 1, 8));
+    const { sequelize } = stack().db;
+    let answer: HttpResponse | undefined;
+    const { seen, pending } = await sequelize.transaction(async (transaction) => {
+      await sequelize.query('SELECT id FROM network_services WHERE id = :id FOR UPDATE', {
+        replacements: { id: held },
+        transaction,
+      });
+      await sequelize.query('UPDATE network_service_configs SET cloud_vlan = 7 WHERE id = :id', {
+        replacements: { id: rival.id },
+        transaction,
+      });
+      const order = post(spree, at(held, second, 1, 7)).then((response) => (answer = response));
+      const state = await eventually('the order answered or waiting for the service', async () =>
+        answer ? 'answered' : (await lockWaits()) > 0 ? 'waiting' : undefined,
+      );
+      return { seen: state, pending: order };
+    });
+    await pending;
+    assert.equal(seen, 'waiting', answer?.text);
+    await conflicting(Promise.resolve(answer!), rival.id);
 
     await reaches(spree, `/network-service-configs/${all.id}`, 'production');
     await reaches(spree, `/network-service-configs/${other.id}`, 'production');
