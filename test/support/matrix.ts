@@ -107,6 +107,11 @@ export interface MatrixFixture {
   createBody?: (world: World) => Promise<Record<string, unknown>>;
   updateBody?: (world: World, subject: Subject) => Record<string, unknown>;
   patchBody?: (world: World, subject: Subject) => Record<string, unknown>;
+  /**
+   * The status a part of the resource answers an identity with this access, where it differs from
+   * the usual (GET 200, a change 202, with a letter of authorisation as the body).
+   */
+  partStatus?: (part: { method: string; path: string }, access: Access) => number | undefined;
   /** Properties an identity with `discover` access may see. */
   publicView?: readonly string[];
   /**
@@ -403,6 +408,10 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
         display_name: 'Matrix replaced',
       }),
       patchBody: () => ({ type: 'mp2mp_vc', purchase_order: 'matrix patched' }),
+      // Change requests belong to point-to-point circuits: a multipoint service has none to read
+      // or withdraw, whoever asks, and a letter of authorisation is no change request.
+      partStatus: (part) =>
+        part.path.endsWith('/change-request') ? (part.method === 'POST' ? 415 : 404) : undefined,
     },
   ],
   'network-features': { kind: 'catalogue' },
