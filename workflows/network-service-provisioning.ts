@@ -69,19 +69,25 @@ export async function provisionNetworkService({
       configured = frame.latest().revision;
       frame.step('waiting for the configs');
       await frame.look();
+      // The status changes when what is missing does, not on every look: a service that waits long
+      // for its members leaves its record (and the collections it is in) alone meanwhile.
+      let said = '';
       while (frame.latest().missing.length) {
         const missing = frame.latest().missing;
-        await activities.recordNetworkServiceStatus({
-          serviceId,
-          status: [
-            statusEntry(
-              SEVERITY.notice,
-              'waiting_for_configs',
-              `The service goes into production once ${missing.join(' and ')} ha${missing.length > 1 ? 've' : 's'} a network service config in production.`,
-              { missing },
-            ),
-          ],
-        });
+        if (missing.join('\n') !== said) {
+          said = missing.join('\n');
+          await activities.recordNetworkServiceStatus({
+            serviceId,
+            status: [
+              statusEntry(
+                SEVERITY.notice,
+                'waiting_for_configs',
+                `The service goes into production once ${missing.join(' and ')} ha${missing.length > 1 ? 've' : 's'} a network service config in production.`,
+                { missing },
+              ),
+            ],
+          });
+        }
         await frame.waitFor(() => !frame.latest().missing.length, recheckMs);
         await frame.look();
       }

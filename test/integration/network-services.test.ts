@@ -12,6 +12,7 @@ import {
   connectionFor,
   CUSTOMERS,
   decommissionNow,
+  roomiestFrankfurtOfferings,
   serviceOrder,
   vcConfig,
 } from '../support/virtual-circuits';
@@ -276,8 +277,9 @@ describe('network services ordered by customers', function () {
 
   describe('cloud services', () => {
     it('gets an exchange-first circuit at the provider and goes live with two handovers on distinct devices', async () => {
-      const first = await connectionFor(spree, 'spree', 'po-connection-fra1-10g');
-      const second = await connectionFor(spree, 'spree', 'po-connection-fra2-10g');
+      const [roomiest, next] = await roomiestFrankfurtOfferings();
+      const first = await connectionFor(spree, 'spree', roomiest);
+      const second = await connectionFor(spree, 'spree', next);
       assert.notEqual(await deviceOf(first), await deviceOf(second));
       const service = await order(
         spree,

@@ -7,7 +7,13 @@ import { configOrder, deviceOf, orderConnection, propertyNames, reaches } from '
 import type { HttpResponse } from '../support/http';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
-import { connectionFor, CUSTOMERS, decommissionNow, vcConfig } from '../support/virtual-circuits';
+import {
+  connectionFor,
+  CUSTOMERS,
+  decommissionNow,
+  roomiestFrankfurtOfferings,
+  vcConfig,
+} from '../support/virtual-circuits';
 import { eventually } from '../support/wait';
 
 const SPREE = CUSTOMERS.spree.account;
@@ -480,8 +486,9 @@ describe('network service configs of virtual circuits', function () {
   });
 
   it('hands a cloud service over to its owners, one config per handover and provider VLAN, handovers on distinct devices', async () => {
-    const first = await connectionFor(spree, 'spree', 'po-connection-fra1-10g');
-    const second = await connectionFor(spree, 'spree', 'po-connection-fra2-10g');
+    const [roomiest, next] = await roomiestFrankfurtOfferings();
+    const first = await connectionFor(spree, 'spree', roomiest);
+    const second = await connectionFor(spree, 'spree', next);
     assert.notEqual(await deviceOf(first), await deviceOf(second));
     const nimbus = await serviceFixture('cloud_vc', {
       product_offering: 'po-cloud-nimbus-fra',
@@ -602,7 +609,8 @@ describe('network service configs of virtual circuits', function () {
     assert.equal((await read(spree, leaf.id)).role, 'leaf');
 
     // A cloud handover moves within the service's rules.
-    const first = await connectionFor(spree, 'spree', 'po-connection-fra1-10g');
+    const [roomiest] = await roomiestFrankfurtOfferings(1);
+    const first = await connectionFor(spree, 'spree', roomiest);
     const nimbus = await serviceFixture('cloud_vc', {
       product_offering: 'po-cloud-nimbus-fra',
       diversity: 2,

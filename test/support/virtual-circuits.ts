@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { QueryTypes } from 'sequelize';
 import { eventually } from './wait';
 import { request } from './http';
 import { stack } from './stack';
@@ -42,6 +43,21 @@ export async function connectionFor(
     30_000,
   );
   return id;
+}
+
+/**
+ * Connection offerings at the Frankfurt PoPs with the most free 10G ports, roomiest first: two
+ * connections ordered from two of them sit on different devices, however full earlier orders left
+ * the others.
+ */
+export async function roomiestFrankfurtOfferings(count = 2): Promise<string[]> {
+  const pops = await stack().db.sequelize.query<{ pop: string }>(
+    `SELECT pop FROM ports WHERE connection IS NULL AND speed = 10000 AND state = 'production'
+       AND pop LIKE 'pop-fra-%' GROUP BY pop ORDER BY COUNT(*) DESC, pop LIMIT :count`,
+    { replacements: { count }, type: QueryTypes.SELECT },
+  );
+  assert.equal(pops.length, count, 'Frankfurt has too few PoPs with free 10G ports');
+  return pops.map(({ pop }) => `po-connection-fra${pop.slice('pop-fra-'.length)}-10g`);
 }
 
 /** A config order of `customer` on `service` over `connection`, of the service's type. */
