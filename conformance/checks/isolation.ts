@@ -6,7 +6,7 @@ const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence'
 type Item = Record<string, unknown>;
 
 /** Properties the judged document marks sensitive in the schemas whose names match. */
-function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
+export function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
   const schemas = t.suite.document.components.schemas as Record<
     string,
     { properties?: Record<string, { 'x-sensitive'?: boolean }> }
@@ -21,7 +21,7 @@ function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
 }
 
 /** Absent, null or the zero value a redacted required property takes. */
-const isZero = (value: unknown) =>
+export const isZero = (value: unknown) =>
   value === null || value === undefined || value === '' || value === 0 || value === false;
 
 /** Redaction rules hold only where the judged revision marks account properties sensitive. */
