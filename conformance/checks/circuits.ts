@@ -369,7 +369,7 @@ const SERVICE_CHECK: CheckDefinition = {
   title:
     "A private multipoint service of the suite's own is ordered, changed, cancelled under its policy and archived",
   clause:
-    "Network services: POST of a mp2mp_vc service answers 201 with the service in an early state, private as ordered, with the accounts and offering sent; it reads and is listed by its external_ref; PATCH and PUT answer 202 and what was sent shows; a PATCH naming an offering of another type is a 400 validation-error naming product_offering and changes nothing; another account, which does not see it, gets 404 for its PATCH and DELETE and changes nothing; a DELETE on a day before the policy's first is a 400 cancellation-policy-error; a DELETE answers 202 with the service, which goes to cancelled (before production) or decommission_requested, readable all along; a DELETE of a cancelled or decommissioned service answers 202 with it archived.",
+    "Network services: POST of a mp2mp_vc service answers 201 with the service in an early state, private as ordered, with the accounts and offering sent; it reads and is listed by its external_ref; PATCH and PUT answer 202 and what was sent shows; a PATCH naming an offering of another type is a 400 validation-error naming product_offering and changes nothing; another account, which does not see it, gets 404 for its PATCH and DELETE and changes nothing; its cancellation policy names a first possible day not in the past and honours a later day asked for; a DELETE on a day before the policy's first is a 400 cancellation-policy-error; a DELETE answers 202 with the service, which goes to cancelled (before production) or decommission_requested, readable all along; a DELETE of a cancelled or decommissioned service answers 202 with it archived.",
   operations: [CREATE, SERVICES.read, 'network_services_list', PATCH, PUT, SERVICES.destroy, SERVICES.policy],
   requires: [...ORDERING_SERVICES, 'network_services_list', PATCH, PUT, SERVICES.policy],
   safety: 'mutate',
@@ -424,6 +424,7 @@ const SERVICE_CHECK: CheckDefinition = {
         ['display_name'],
       );
 
+      await holdPolicy(t, SERVICES.policy, id);
       await cancel(t, SERVICES, id);
       const ended = await current(t, SERVICES, id);
       if (!ended || !['cancelled', 'decommissioned'].includes(String(ended.state))) return;

@@ -81,7 +81,9 @@ export async function roleCover(
 ): Promise<(roles: readonly unknown[]) => string[] | undefined> {
   const account = (await t.session(role)).accountId;
   const assignments = t.items(await t.call('role_assignments_list', { role }));
-  const contacts = t.suite.isDeclared('contacts_list') ? t.items(await t.call('contacts_list', { role })) : [];
+  const contacts = t.suite.isDeclared('contacts_list')
+    ? t.items(await t.call('contacts_list', { role }))
+    : [];
   const own = new Set(
     contacts.filter((contact) => contact.consuming_account === account).map((contact) => contact.id),
   );
