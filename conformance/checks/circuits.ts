@@ -682,6 +682,17 @@ function capacities(offering: Item): { min: number; max: number; wider: number }
 }
 
 /**
+ * The capacity a circuit is ordered with and the one its B side then asks for: a step the
+ * offering allows (up where upgrades are allowed, else down); undefined when it allows neither.
+ */
+function bandwidthStep(offering: Item): { from: number; to: number } | undefined {
+  const range = capacities(offering);
+  if (offering.upgrade_allowed !== false) return { from: range.min, to: range.max };
+  if (offering.downgrade_allowed !== false) return { from: range.max, to: range.min };
+  return undefined;
+}
+
+/**
  * A rule change answered as IX-API has it: 200 with the rule (these are not provisioned, so not
  * 202), and what was sent shows on reading it.
  */
@@ -936,9 +947,10 @@ const EARLY_REQUEST_CHECK: CheckDefinition = {
     try {
       const secondary = await secondAccount(t, 'a circuit needs a B side');
       const offering = await offeringOf(t, 'p2p_vc');
-      const { id } = await circuitTo(t, secondary, offering);
+      const step = bandwidthStep(offering);
+      const { id } = await circuitTo(t, secondary, offering, step ? { capacity: step.from } : {});
       ordered.push(id);
-      const asked = { product_offering: offering.id, capacity: capacities(offering).min };
+      const asked = { product_offering: offering.id, capacity: step?.to ?? capacities(offering).min };
       for (const role of ['primary', 'secondary'] as const) {
         const none = await t.call(REQUEST_READ, { id, role });
         t.must(
@@ -1305,7 +1317,12 @@ const CHANGE_CHECK: CheckDefinition = {
       );
       const connection = theirs.get(String(offering.service_metro_area_network))!;
       const range = capacities(offering);
-      const { service, id } = await circuitTo(t, secondary, offering, { capacity: range.min });
+      const step =
+        bandwidthStep(offering) ??
+        t.inconclusive(
+          `${String(offering.id)} allows neither upgrades nor downgrades; no change can be asked for`,
+        );
+      const { service, id } = await circuitTo(t, secondary, offering, { capacity: step.from });
       ordered.push(id);
       await orderVcConfig(t, 'primary', service, own);
       const seen = await t.call(SERVICES.read, { id, role: 'secondary' });
@@ -1355,7 +1372,7 @@ const CHANGE_CHECK: CheckDefinition = {
         `circuit ${id} left production after refused change requests`,
       );
 
-      const asked: Item = { product_offering: offering.id, capacity: range.max };
+      const asked: Item = { product_offering: offering.id, capacity: step.to };
       // Rejected by the A side.
       if (await askChange(t, id, asked)) {
         t.must(
@@ -1367,7 +1384,7 @@ const CHANGE_CHECK: CheckDefinition = {
         const twin = await t.call(REQUEST_CREATE, {
           id,
           role: 'secondary',
-          body: { ...asked, capacity: range.wider },
+          body: asked,
         });
         if (
           t.must(
@@ -1413,7 +1430,7 @@ const CHANGE_CHECK: CheckDefinition = {
       }
       // Accepted by the A side.
       if (await askChange(t, id, asked)) {
-        await change(t, SERVICES, PATCH, id, { type: 'p2p_vc', capacity: range.max }, ['capacity']);
+        await change(t, SERVICES, PATCH, id, { type: 'p2p_vc', capacity: step.to }, ['capacity']);
         t.must(
           await stateOf(t, id, 'production'),
           `circuit ${id} is not back in production once its change was carried out`,
