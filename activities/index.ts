@@ -25,8 +25,8 @@ export interface ActivityDependencies {
   traffic: TrafficRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
-  /** The cloud providers' side of cloud services. */
-  cloud: CloudProvider;
+  /** The cloud providers that deliver cloud services with the exchange. */
+  cloudProvider: CloudProvider;
   clock: () => Date;
   /** How long the exchange's own cross-connects take (the lab completes them then). */
   crossConnectDelayMs: number;
@@ -56,13 +56,13 @@ export function createActivities({
   networkFeatureConfigs,
   traffic,
   driver,
-  cloud,
+  cloudProvider,
   clock,
   crossConnectDelayMs,
 }: ActivityDependencies) {
   return {
     ...connectionActivities({ connections, driver, crossConnectDelayMs }),
-    ...networkServiceActivities({ services: networkServices, cloud }),
+    ...networkServiceActivities({ services: networkServices, cloud: cloudProvider }),
     ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver }),
     ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver }),
     ...trafficActivities({ traffic, driver, clock }),

@@ -9,7 +9,10 @@ import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
 import type { DeviceDriver, ServiceAttachment } from './drivers/contract';
 
-/** What a config puts on its connection's device: its tags on the bundle or port, MACs, rate limit. */
+/**
+ * What a config puts on its connection's device: its tags on the bundle or port, MACs, rate limit,
+ * and the segment (its network service) it joins, isolated when it is a leaf.
+ */
 export function serviceAttachment(placement: ConfigPlacement): ServiceAttachment {
   return {
     name: placement.id,
@@ -20,6 +23,8 @@ export function serviceAttachment(placement: ConfigPlacement): ServiceAttachment
     innerVlan: placement.tagging.inner_vlan,
     macs: placement.macs,
     rateLimit: placement.capacity,
+    segment: placement.segment,
+    isolated: placement.isolated,
   };
 }
 

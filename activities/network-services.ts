@@ -2,8 +2,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { NetworkServiceRepository, ServiceAgenda } from '../db/repositories/network-service-repository';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
-import { asFailure, heartbeating, moveIdempotently } from './device-work';
+import { heartbeating, moveIdempotently } from './device-work';
 import type { CloudProvider } from './drivers/cloud-contract';
+import { CloudProviderError } from './drivers/cloud-contract';
 
 /**
  * Activities of network services: their agenda and lifecycle, and what a cloud service asks of its
@@ -19,11 +20,14 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
       throw ApplicationFailure.nonRetryable(`${serviceId} is not a cloud service`, 'NotCloud');
     return { agenda, order: agenda.cloud };
   };
+  /** Work at the provider, heartbeating; a refusal retrying cannot change fails for good. */
   const provider = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await heartbeating(work);
     } catch (error) {
-      throw asFailure(error);
+      if (error instanceof CloudProviderError && !error.retryable)
+        throw ApplicationFailure.nonRetryable(error.message, `CloudProviderError:${error.code}`);
+      throw error;
     }
   };
 
@@ -64,7 +68,12 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
       const { order } = await cloudOf(serviceId);
       const requestKey = `network-service:${serviceId}`;
       const circuit = await provider(async () => {
-        if (order.workflow === 'exchange_first')
+        if (order.workflow === 'exchange_first') {
+          if (!order.region || !order.pop || order.bandwidth === null)
+            throw ApplicationFailure.nonRetryable(
+              `The offering of ${serviceId} names no provider region, PoP or bandwidth to order the circuit with`,
+              'IncompleteOffering',
+            );
           return cloud.createCircuit({
             requestKey,
             provider: order.provider,
@@ -75,6 +84,7 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
             handovers: order.diversity,
             vlans: order.vlans,
           });
+        }
         const found = await cloud.findCircuit(order.provider, order.key);
         if (!found)
           throw ApplicationFailure.nonRetryable(
@@ -85,8 +95,10 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
         if (order.pop && found.pop !== order.pop) misfits.push(`it is at ${found.pop}, not ${order.pop}`);
         if (found.handovers < order.diversity)
           misfits.push(`it has ${found.handovers} handover(s), the offering needs ${order.diversity}`);
-        if (order.bandwidth !== null && found.bandwidth < order.bandwidth)
-          misfits.push(`it carries ${found.bandwidth} Mbit/s, the service asks for ${order.bandwidth}`);
+        if (order.bandwidth !== null && found.bandwidthLimit < order.bandwidth)
+          misfits.push(
+            `it carries at most ${found.bandwidthLimit} Mbit/s, the service asks for ${order.bandwidth}`,
+          );
         if (misfits.length)
           throw ApplicationFailure.nonRetryable(
             `The circuit ${order.key} at ${order.provider} does not fit: ${misfits.join('; ')}`,
@@ -131,7 +143,7 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
       await provider(async () => {
         const circuit = await cloud.readCircuit(ref);
         if (!circuit || circuit.state === 'released') return;
-        for (const handover of circuit.connected) await cloud.disconnectHandover(ref, handover);
+        // Releasing takes every attachment with it.
         await cloud.releaseCircuit(ref);
       });
     },

@@ -14,6 +14,7 @@ import { accountOperations, accountsCollection } from './routes/accounts';
 import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
 import { IP_COLLECTIONS, ipOperations } from './routes/ips';
 import { MAC_COLLECTIONS, macOperations } from './routes/macs';
+import { MEMBER_JOINING_RULE_COLLECTIONS, memberJoiningRuleOperations } from './routes/member-joining-rules';
 import {
   NETWORK_FEATURE_CONFIG_COLLECTIONS,
   networkFeatureConfigOperations,
@@ -102,6 +103,7 @@ export async function startApi(options: {
       ...connectionOperations({ connections: db.connections, validators, writes }),
       ...portReservationOperations({ connections: db.connections, validators, writes }),
       ...macOperations({ macs: db.macs, writes }),
+      ...memberJoiningRuleOperations({ rules: db.memberJoiningRules, validators, writes }),
       ...ipOperations({ ips: db.ips, validators, writes }),
       ...networkServiceOperations({ services: db.networkServices, validators, writes }),
       ...networkServiceConfigOperations({
@@ -129,6 +131,7 @@ export async function startApi(options: {
           ...CONNECTION_COLLECTIONS,
           ...PORT_RESERVATION_COLLECTIONS,
           ...MAC_COLLECTIONS,
+          ...MEMBER_JOINING_RULE_COLLECTIONS,
           ...IP_COLLECTIONS,
           ...networkServiceCollections(document),
           ...NETWORK_SERVICE_CONFIG_COLLECTIONS,

@@ -9,6 +9,7 @@ import { createCredentialRepository } from './repositories/credential-repository
 import { createEventRepository } from './repositories/event-repository';
 import { createIpRepository } from './repositories/ip-repository';
 import { createMacRepository } from './repositories/mac-repository';
+import { createMemberJoiningRuleRepository } from './repositories/member-joining-rule-repository';
 import { createNetworkFeatureConfigRepository } from './repositories/network-feature-config-repository';
 import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
 import { createNetworkServiceRepository } from './repositories/network-service-repository';
@@ -26,6 +27,7 @@ export interface Database {
   ips: ReturnType<typeof createIpRepository>;
   macs: ReturnType<typeof createMacRepository>;
   networkServices: ReturnType<typeof createNetworkServiceRepository>;
+  memberJoiningRules: ReturnType<typeof createMemberJoiningRuleRepository>;
   networkServiceConfigs: ReturnType<typeof createNetworkServiceConfigRepository>;
   networkFeatureConfigs: ReturnType<typeof createNetworkFeatureConfigRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
@@ -59,6 +61,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     events,
     ips: createIpRepository({ sequelize, events }),
     macs: createMacRepository({ sequelize, events }),
+    memberJoiningRules: createMemberJoiningRuleRepository({ sequelize, events, outbox }),
     networkServices: createNetworkServiceRepository({
       sequelize,
       events,

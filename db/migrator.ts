@@ -14,6 +14,7 @@ import * as trafficSamples from './migrations/0010-traffic-samples';
 import * as labBgpSessions from './migrations/0012-lab-bgp-sessions';
 import * as networkFeatureConfigs from './migrations/0013-network-feature-configs';
 import * as virtualCircuits from './migrations/0014-virtual-circuits';
+import * as labCloud from './migrations/0015-lab-cloud';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -36,6 +37,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0012-lab-bgp-sessions', labBgpSessions],
   ['0013-network-feature-configs', networkFeatureConfigs],
   ['0014-virtual-circuits', virtualCircuits],
+  ['0015-lab-cloud', labCloud],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

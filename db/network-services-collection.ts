@@ -1,4 +1,4 @@
-import type { CollectionDefinition, FilterSql, Row } from './collection';
+import type { CollectionDefinition, Row } from './collection';
 import { eq, idsOf, STATEFUL_FILTERS } from './collection';
 
 /** Properties every customer-ordered service shows. */
@@ -105,13 +105,13 @@ export const networkServices: CollectionDefinition = {
     type: eq('type'),
     product_offering: eq('product_offering'),
     // A service is available at a PoP of its metro area network; a circuit at a PoP of either end's.
-    pop: ((value, params) => {
+    pop: (value, params) => {
       const pop = params.bind(value);
       return `(t.metro_area_network = (SELECT metro_area_network FROM pops WHERE id = ${pop})
         OR EXISTS (SELECT 1 FROM product_offerings o WHERE o.id = t.product_offering AND t.type <> 'exchange_lan'
           AND (SELECT metro_area_network FROM pops WHERE id = ${pop})
             IN (o.handover_metro_area_network, o.service_metro_area_network)))`;
-    }) as FilterSql,
+    },
   },
   toResource: (row: Row) => {
     const type = String(row.type);

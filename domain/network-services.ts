@@ -59,7 +59,7 @@ export const ABSENT_SERVICE: Omit<ServiceOrder, 'type'> = {
 
 /** The order with only its type's properties (the rest at their zero). */
 export function shapedOrder(order: ServiceOrder): ServiceOrder {
-  const shaped: ServiceOrder = { ...ABSENT_SERVICE, type: order.type } as ServiceOrder;
+  const shaped: ServiceOrder = { ...ABSENT_SERVICE, type: order.type };
   const keep = new Set<keyof ServiceOrder>([
     'product_offering',
     'managing_account',

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { createCustomerCircuit } from '../activities/drivers/lab-cloud';
 import { connectWorkflowStarter } from '../api/temporal';
 import type { Config } from '../config/config';
 import { loadConfigOrExit } from '../config/config';
@@ -18,6 +19,12 @@ Commands:
                    Issues another API key for an existing account.
   revoke-api-key   --key API_KEY
                    Revokes a key and every refresh token issued through it.
+  lab-cloud-circuit --provider NAME --pop POP --bandwidth MBITS
+                   [--region REGION] [--key KEY] [--customer ID]
+                   Makes a circuit at a lab cloud provider as a customer would (e.g. at Stratus
+                   Compute, whose customers make their circuits first) and prints its key, which a
+                   cloud service is then ordered with. Without --key one like stratus-k3j9x0aa is
+                   made up.
 `;
 
 function required(values: Record<string, string | undefined>, names: string[]): void {
@@ -63,6 +70,27 @@ async function createAccount(db: Database, config: Config, values: Record<string
   );
 }
 
+async function labCloudCircuit(db: Database, values: Record<string, string | undefined>) {
+  required(values, ['provider', 'pop', 'bandwidth']);
+  if (!/^[1-9][0-9]*$/.test(values.bandwidth!))
+    throw new UsageError('--bandwidth must be a whole number of Mbit/s, e.g. 1000');
+  const circuit = await createCustomerCircuit(db.sequelize, {
+    provider: values.provider!,
+    pop: values.pop!,
+    bandwidth: Number(values.bandwidth),
+    ...(values.region === undefined ? {} : { region: values.region }),
+    ...(values.key === undefined ? {} : { key: values.key }),
+    ...(values.customer === undefined ? {} : { customer: values.customer }),
+  });
+  process.stdout.write(
+    [
+      `key         ${circuit.key}`,
+      `circuit     ${circuit.ref} at ${circuit.provider}, ${circuit.pop} (${circuit.region}), ${circuit.bandwidth} Mbit/s, ${circuit.state}`,
+      '',
+    ].join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   if (!command || command === '--help' || command === 'help') {
@@ -84,6 +112,11 @@ async function main(): Promise<void> {
         'account',
         'label',
         'key',
+        'provider',
+        'pop',
+        'region',
+        'bandwidth',
+        'customer',
       ].map((name) => [name, { type: 'string' as const }]),
     ),
   });
@@ -109,6 +142,9 @@ async function main(): Promise<void> {
         required(values, ['key']);
         await db.credentials.revokeApiKey(values.key!);
         process.stdout.write(`revoked ${values.key}\n`);
+        break;
+      case 'lab-cloud-circuit':
+        await labCloudCircuit(db, values);
         break;
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -3,10 +3,11 @@ import { Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
 import { LabDriver } from '../activities/drivers/lab';
+import { LabCloudProvider } from '../activities/drivers/lab-cloud';
 import type { Config } from '../config/config';
 import type { Database } from '../db';
 
-/** The worker's activities over one database; devices are driven by the lab driver. */
+/** The worker's activities over one database; devices and cloud providers are the lab's. */
 export function activitiesFor(
   db: Database,
   settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'>,
@@ -19,6 +20,7 @@ export function activitiesFor(
     networkFeatureConfigs: db.networkFeatureConfigs,
     traffic: db.traffic,
     driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
+    cloudProvider: new LabCloudProvider(db.sequelize),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,
   });

@@ -41,7 +41,17 @@ const service = (
   parent: string,
   tags: Tags,
   extra: Partial<ServiceAttachment> = {},
-): ServiceAttachment => ({ name, description: '', parent, ...tags, macs: [], rateLimit: null, ...extra });
+): ServiceAttachment => ({
+  name,
+  description: '',
+  parent,
+  ...tags,
+  macs: [],
+  rateLimit: null,
+  segment: 'contract-segment',
+  isolated: false,
+  ...extra,
+});
 
 // Addresses outside the peering LANs of the demo catalogue (benchmarking and documentation ranges),
 // so that the tests' sessions never take a member's address on a route server in use.
@@ -398,6 +408,48 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       assert.deepEqual(await readServices(names), []);
     });
 
+    it('carries out a change of segment or isolation alone, and reads it back', async () => {
+      if (!(await servicesSupported())) return;
+      const root = service('contract-root', c, dot1q(100), { segment: 'contract-p2mp' });
+      const leaf = service('contract-leaf', d, dot1q(100), { segment: 'contract-p2mp', isolated: true });
+      await apply({ services: [root, leaf] });
+      assert.deepEqual(await readServices([root.name, leaf.name]), [leaf, root]);
+
+      const moved = { ...root, segment: 'contract-lan' };
+      const rooted = { ...leaf, isolated: false };
+      const candidate = await driver.load({ device, services: [moved, rooted] });
+      assert.deepEqual(
+        candidate.changes.map((change) => [change.name, change.action, change.before, change.after]),
+        [
+          [leaf.name, 'update', leaf, rooted],
+          [root.name, 'update', root, moved],
+        ],
+      );
+      await driver.commit(candidate.id, key());
+      assert.deepEqual(await readServices([root.name, leaf.name]), [rooted, moved]);
+      assert.deepEqual((await driver.load({ device, services: [moved, rooted] })).changes, []);
+    });
+
+    it('refuses a service without a valid segment or isolation, and changes nothing', async () => {
+      if (!(await servicesSupported())) return;
+      const before = await readServices();
+      const refusals: Array<Partial<ServiceAttachment>> = [
+        { segment: '' },
+        { segment: 'two words' },
+        { segment: 'x'.repeat(81) },
+        { segment: null as unknown as string },
+        { isolated: 'yes' as unknown as boolean },
+        { isolated: undefined },
+      ];
+      for (const change of refusals) {
+        const intent: DeviceIntent = { device, services: [service('contract-bad', c, dot1q(100), change)] };
+        const error = await expectDriverError(driver.load(intent), 'invalid-config');
+        assert.equal(error.retryable, false);
+        assert.match(error.message, /contract-bad/, 'the refusal names the service');
+      }
+      assert.deepEqual(await readServices(), before);
+    });
+
     it('refuses services whose tags collide on one parent, and changes nothing', async () => {
       if (!(await servicesSupported())) return;
       await apply({
@@ -509,7 +561,12 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       const { commitId } = await apply({
         lags,
         services: [
-          service('contract-kept', c, dot1q(101), { macs: ['02:00:5e:00:00:02'], rateLimit: null }),
+          service('contract-kept', c, dot1q(101), {
+            macs: ['02:00:5e:00:00:02'],
+            rateLimit: null,
+            segment: 'contract-other-segment',
+            isolated: true,
+          }),
           service('contract-new', lags.length ? 'contract-undo' : a, qinq(300, 30)),
         ],
         removeServices: ['contract-gone'],

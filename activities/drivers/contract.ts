@@ -37,7 +37,8 @@ export interface LagConfig {
 /**
  * A service carried on an interface or LAG (its `parent`): the whole of it untagged (`port`), one
  * 802.1Q tag (`dot1q`, `outerVlan`), or two stacked tags (`qinq`, `outerVlan` and `innerVlan`).
- * Only frames from `macs` enter it, when that list is not empty; `rateLimit` caps it in Mbit/s.
+ * Only frames from `macs` enter it, when that list is not empty; `rateLimit` caps it in Mbit/s. It
+ * joins one `segment`, where an `isolated` service reaches only the services that are not isolated.
  */
 export interface ServiceAttachment {
   /** Unique on the device; the lab and the activities use the config's id. */
@@ -53,6 +54,16 @@ export interface ServiceAttachment {
   macs: string[];
   /** Mbit/s, or null for no limit. */
   rateLimit: number | null;
+  /**
+   * The segment the service joins: the network service (exchange LAN, point-to-point or multipoint
+   * circuit) it belongs to, by id. Frames cross only between services of one segment.
+   */
+  segment: string;
+  /**
+   * An isolated service (a leaf of a point-to-multipoint service) reaches only the services of its
+   * segment that are not isolated (the roots); the others reach every service of the segment.
+   */
+  isolated: boolean;
 }
 
 /**

@@ -78,6 +78,8 @@ const normalisedService = (service: ServiceAttachment): ServiceAttachment => ({
   innerVlan: service.innerVlan,
   macs: [...service.macs].sort(),
   rateLimit: service.rateLimit,
+  segment: service.segment,
+  isolated: service.isolated,
 });
 
 /** Checks what a service says of itself; where it sits is checked with the device as a whole. */
@@ -112,6 +114,11 @@ function checkService(service: ServiceAttachment): void {
   const { rateLimit } = service;
   if (rateLimit !== null && !(Number.isSafeInteger(rateLimit) && rateLimit > 0))
     invalid(`${where} (${tagsOf(service)}): rate limit ${rateLimit} is not a positive number of Mbit/s`);
+  // Segments are named by network service ids, which follow the same rules as service names.
+  if (typeof service.segment !== 'string' || !SERVICE_NAME.test(service.segment))
+    invalid(`${where} (${tagsOf(service)}): segment ${JSON.stringify(service.segment)} is not a valid name`);
+  if (typeof service.isolated !== 'boolean')
+    invalid(`${where} (${tagsOf(service)}): isolated is not true or false`);
 }
 
 /**

@@ -51,6 +51,8 @@ interface ServiceRow {
   inner_vlan: number | null;
   macs: string;
   rate_limit: number | string | null;
+  segment: string;
+  isolated: number | boolean;
 }
 
 interface BgpSessionRow {
@@ -115,6 +117,8 @@ const toService = (row: ServiceRow): ServiceAttachment => ({
   innerVlan: numberOrNull(row.inner_vlan),
   macs: JSON.parse(row.macs) as string[],
   rateLimit: numberOrNull(row.rate_limit),
+  segment: row.segment,
+  isolated: Boolean(row.isolated),
 });
 
 const toBgpSession = (row: BgpSessionRow): BgpSession => ({
@@ -283,13 +287,22 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
       } else {
         const service = change.after as ServiceAttachment;
         await run(
-          `INSERT INTO lab_services
-             (device, name, description, parent, vlan_type, outer_vlan, inner_vlan, macs, rate_limit)
-           VALUES (:device, :name, :description, :parent, :vlanType, :outerVlan, :innerVlan, :macs, :rateLimit)
+          `INSERT INTO lab_services (device, name, description, parent, vlan_type, outer_vlan, inner_vlan,
+             macs, rate_limit, segment, isolated)
+           VALUES (:device, :name, :description, :parent, :vlanType, :outerVlan, :innerVlan, :macs,
+             :rateLimit, :segment, :isolated)
            ON DUPLICATE KEY UPDATE description = VALUES(description), parent = VALUES(parent),
              vlan_type = VALUES(vlan_type), outer_vlan = VALUES(outer_vlan),
-             inner_vlan = VALUES(inner_vlan), macs = VALUES(macs), rate_limit = VALUES(rate_limit)`,
-          { device, ...service, macs: JSON.stringify(service.macs) },
+             inner_vlan = VALUES(inner_vlan), macs = VALUES(macs), rate_limit = VALUES(rate_limit),
+             segment = VALUES(segment), isolated = VALUES(isolated)`,
+          {
+            device,
+            ...service,
+            macs: JSON.stringify(service.macs),
+            // Commits recorded before services had segments hold none; rolling them back keeps the column's default.
+            segment: service.segment ?? '',
+            isolated: service.isolated ?? false,
+          },
           transaction,
         );
       }

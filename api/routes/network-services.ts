@@ -1,6 +1,5 @@
 import { networkServices, serviceScopeSql } from '../../db/network-services-collection';
 import type {
-  NetworkService,
   NetworkServiceRepository,
   ServiceParties,
 } from '../../db/repositories/network-service-repository';
@@ -182,7 +181,7 @@ export function networkServiceOperations(deps: {
         if (SERVICE_GOING.includes(parties.state))
           throw new UnableToFulfillError(`the service is ${parties.state}; it cannot change any more`);
         const current = (await services.current(params.id))!;
-        const base = { ...ABSENT_SERVICE, type: current.order.type } as ServiceOrder;
+        const base = { ...ABSENT_SERVICE, type: current.order.type };
         const next = shapedOrder(
           operationId === 'network_services_update'
             ? { ...replacement(body, base), type: current.order.type }
@@ -217,7 +216,7 @@ export function networkServiceOperations(deps: {
               reason: `services of type ${ORDERABLE_SERVICE_TYPES.join(', ')} can be ordered; exchange LANs are the exchange's`,
             },
           ]);
-        const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type } as ServiceOrder);
+        const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type });
         await check(scope, order);
         const { service, start } = await services.create(order);
         await deliverAll(writes.starter, [start]);
@@ -236,7 +235,7 @@ export function networkServiceOperations(deps: {
         const policy = await policies.forCancellation(params.id, body);
         const { service, messages } = await services.requestCancellation(params.id, policy);
         await deliverAll(writes.starter, messages);
-        return { status: 202, body: service as NetworkService };
+        return { status: 202, body: service };
       },
     },
     {

@@ -1,5 +1,5 @@
 import type { Sequelize, Transaction } from 'sequelize';
-import type { CancellationPolicy } from '../../domain/cancellation';
+import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
@@ -46,6 +46,28 @@ export const agendaOf = (row: AgendaRow): StoredAgenda => ({
   billed: Boolean(Number(row.billed)),
   decommissionAt: row.decommission_at,
   revision: Number(row.revision),
+});
+
+/**
+ * The columns a cancellation policy is worked out from, of a resource aliased `resource` and its
+ * offering aliased `offering`: the notice period (the renewal one, else the initial one), the
+ * minimum term and the billing start.
+ */
+export const termsColumns = (resource: string, offering: string) =>
+  `${resource}.state, COALESCE(${offering}.contract_renewal_notice_period, ${offering}.contract_initial_notice_period) AS notice,
+   ${offering}.contract_initial_period AS initial,
+   DATE_FORMAT(${resource}.current_billing_start_date, '%Y-%m-%d') AS billing_start`;
+
+export interface TermsRow {
+  state: State;
+  notice: string | null;
+  initial: string | null;
+  billing_start: string | null;
+}
+
+export const termsOf = (row: TermsRow): { state: State; terms: CancellationTerms } => ({
+  state: row.state,
+  terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
 });
 
 /**

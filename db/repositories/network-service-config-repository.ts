@@ -47,6 +47,10 @@ export interface ConfigPlacement {
   capacity: number | null;
   /** Which change of the config this is; the workflow configures each revision once. */
   revision: number;
+  /** The network service the config joins on the device. */
+  segment: string;
+  /** A leaf of a point-to-multipoint service: it may reach only the service's roots. */
+  isolated: boolean;
 }
 
 /** What a config's workflow has to do next, as the stored config says. */
@@ -552,6 +556,8 @@ export function createNetworkServiceConfigRepository(deps: {
         macs: macs.map((m) => m.address),
         capacity: row.capacity === null ? null : Number(row.capacity),
         revision: Number(row.revision),
+        segment: row.network_service as string,
+        isolated: row.role === 'leaf',
       };
     },
   };

@@ -17,8 +17,8 @@ import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
 import { networkServices } from '../network-services-collection';
 import type { EventRepository } from './event-repository';
-import type { AgendaRow, StoredAgenda } from './lifecycle-store';
-import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
+import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
+import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
 import { configWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import { RECONSIDER_SIGNAL } from '../../domain/states';
@@ -224,6 +224,15 @@ export function createNetworkServiceRepository(deps: {
     return messages;
   }
 
+  const storedRow = async (id: string, transaction: Transaction) =>
+    (
+      await select<Record<string, unknown>>(
+        'SELECT * FROM network_services WHERE id = :id',
+        { id },
+        transaction,
+      )
+    )[0];
+
   const partiesOf = (row: Record<string, unknown>) => ({
     managing_account: row.managing_account as string,
     consuming_account: row.consuming_account as string,
@@ -347,11 +356,7 @@ export function createNetworkServiceRepository(deps: {
     ): Promise<{ service: NetworkService; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
-        const [stored] = await select<Record<string, unknown>>(
-          'SELECT * FROM network_services WHERE id = :id',
-          { id },
-          transaction,
-        );
+        const stored = await storedRow(id, transaction);
         const current = orderOfRow(stored);
         const shaped = shapedOrder(next);
         const messages: PendingMessage[] = [];
@@ -433,11 +438,7 @@ export function createNetworkServiceRepository(deps: {
     ): Promise<{ request: ChangeRequest; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
-        const [stored] = await select<Record<string, unknown>>(
-          'SELECT * FROM network_services WHERE id = :id',
-          { id },
-          transaction,
-        );
+        const stored = await storedRow(id, transaction);
         if (changeRequestOfRow(stored))
           throw new UnableToFulfillError(`${id} has an open change request; it is answered first`, [
             {
@@ -476,11 +477,7 @@ export function createNetworkServiceRepository(deps: {
     ): Promise<{ request: ChangeRequest; messages: PendingMessage[] } | undefined> {
       return sequelize.transaction(async (transaction) => {
         await lock(id, transaction);
-        const [stored] = await select<Record<string, unknown>>(
-          'SELECT * FROM network_services WHERE id = :id',
-          { id },
-          transaction,
-        );
+        const stored = await storedRow(id, transaction);
         const request = changeRequestOfRow(stored);
         if (!request) return undefined;
         await run(
@@ -496,25 +493,14 @@ export function createNetworkServiceRepository(deps: {
 
     /** The facts a cancellation policy of the service is worked out from. */
     async cancellationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
-      const [row] = await select<{
-        state: State;
-        type: string;
-        notice: string | null;
-        initial: string | null;
-        billing_start: string | null;
-      }>(
-        `SELECT s.state, s.type, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
-           o.contract_initial_period AS initial,
-           DATE_FORMAT(s.current_billing_start_date, '%Y-%m-%d') AS billing_start
+      const [row] = await select<TermsRow & { type: string }>(
+        `SELECT s.type, ${termsColumns('s', 'o')}
          FROM network_services s LEFT JOIN product_offerings o ON o.id = s.product_offering
          WHERE s.id = :id`,
         { id },
       );
       if (!row || row.type === 'exchange_lan') return undefined;
-      return {
-        state: row.state,
-        terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
-      };
+      return termsOf(row);
     },
 
     /**

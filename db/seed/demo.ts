@@ -1,3 +1,4 @@
+import type { Sequelize } from 'sequelize';
 import type { Database } from '..';
 import type { Address, NewAccount } from '../repositories/account-repository';
 import type { IssuedCredentials } from '../repositories/credential-repository';
@@ -162,4 +163,46 @@ export async function seedDemoAccounts(
     credentials.push({ role: demo.role, name: demo.account.name, accountId: id, ...issued });
   }
   return credentials;
+}
+
+/**
+ * Circuits Spree Networks made at Stratus Compute (a `provider_first` provider) in the lab, so that
+ * cloud services can be ordered with their keys out of the box.
+ */
+export const DEMO_CLOUD_CIRCUITS = [
+  {
+    key: 'stratus-spree001',
+    provider: 'Stratus Compute',
+    pop: 'stratus-fra1',
+    bandwidth: 1000,
+    customer: 'acc-spree-networks',
+  },
+  {
+    key: 'stratus-spree002',
+    provider: 'Stratus Compute',
+    pop: 'stratus-ams1',
+    bandwidth: 1000,
+    customer: 'acc-spree-networks',
+  },
+];
+
+/**
+ * Puts the demo's customer circuits at the lab's cloud providers, as the customer would have made
+ * them: waiting for the exchange, at the region, handovers and VLAN mode of the PoP's offering.
+ * Idempotent: a circuit already there is kept as it is, whatever happened to it since.
+ */
+export async function seedDemoCloudCircuits(sequelize: Sequelize): Promise<void> {
+  for (const circuit of DEMO_CLOUD_CIRCUITS)
+    await sequelize.query(
+      `INSERT INTO lab_cloud_circuits (ref, provider, cloud_key, service_key, region, pop, bandwidth,
+         bandwidth_limit, handovers, vlans, state, origin, customer, request_key, attachments, created_at, updated_at)
+       SELECT :ref, service_provider, :key, :key, service_provider_region, service_provider_pop, :bandwidth,
+         :bandwidth, COALESCE(diversity, 1), COALESCE(provider_vlans, 'single'), 'pending', 'customer', :customer,
+         NULL, '[]', NOW(3), NOW(3)
+       FROM product_offerings
+       WHERE type = 'cloud_vc' AND service_provider = :provider AND service_provider_pop = :pop
+       ORDER BY id LIMIT 1
+       ON DUPLICATE KEY UPDATE ref = ref`,
+      { replacements: { ...circuit, ref: `cc-demo-${circuit.key}` } },
+    );
 }

@@ -4,6 +4,11 @@ import type { BgpSession } from '../../activities/drivers/contract';
 import { DriverError } from '../../activities/drivers/contract';
 import { describeDriverContract, sameSpeed } from '../../activities/drivers/contract-suite';
 import { LabDriver } from '../../activities/drivers/lab';
+import { serviceAttachment } from '../../activities/network-service-configs';
+import { activitiesFor } from '../../worker/create-worker';
+import { settleConnections } from '../support/connections';
+import { configOrder, deviceOf, FRA_LAN, liveConnection, reaches } from '../support/exchange-lan';
+import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 
 async function devices(): Promise<string[]> {
@@ -223,5 +228,69 @@ describe('the lab driver', () => {
       driver.readCounters('no-such-device', ['et-0/0/0']),
       (error) => error instanceof DriverError && error.code === 'invalid-config',
     );
+  });
+});
+
+describe('service segments of configs on the lab fabric', function () {
+  this.timeout(120_000);
+  after(() => settleConnections());
+
+  it('puts a config into its network service as a segment, isolated as a leaf, and reads back a drifted one as different', async () => {
+    const { accessToken: token } = await login('customer', 0);
+    const connection = await liveConnection(token);
+    const created = await request('POST', '/network-service-configs', {
+      token,
+      body: configOrder(connection),
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    await reaches(token, `/network-service-configs/${id}`, 'production');
+
+    const driver = new LabDriver(stack().db.sequelize);
+    const device = await deviceOf(connection);
+    const [carried] = await driver.readServices(device, [id]);
+    assert.deepEqual(
+      { segment: carried.segment, isolated: carried.isolated },
+      { segment: FRA_LAN, isolated: false },
+    );
+    const placement = (await stack().db.networkServiceConfigs.placement(id))!;
+    assert.deepEqual(
+      { segment: placement.segment, isolated: placement.isolated },
+      { segment: FRA_LAN, isolated: false },
+    );
+
+    const activities = activitiesFor(stack().db, stack().config);
+    const verify = (configId: string) => activities.verifyNetworkServiceConfig({ configId });
+    assert.deepEqual(await verify(id), { differences: [] });
+
+    // The device drifts: the service joins another segment, isolated.
+    const drift = await driver.load({
+      device,
+      services: [{ ...carried, segment: 'ns-elsewhere', isolated: true }],
+    });
+    await driver.commit(drift.id, `lab-test-drift-${id}`);
+    assert.deepEqual(await verify(id), {
+      differences: [`segment is "ns-elsewhere", not "${FRA_LAN}"`, 'isolated is true, not false'],
+    });
+
+    // As a leaf the config is meant to be isolated: only the segment still differs.
+    await stack().db.sequelize.query("UPDATE network_service_configs SET role = 'leaf' WHERE id = :id", {
+      replacements: { id },
+    });
+    try {
+      const leaf = (await stack().db.networkServiceConfigs.placement(id))!;
+      assert.equal(leaf.isolated, true);
+      assert.equal(serviceAttachment(leaf).isolated, true);
+      assert.deepEqual(await verify(id), {
+        differences: [`segment is "ns-elsewhere", not "${FRA_LAN}"`],
+      });
+    } finally {
+      await stack().db.sequelize.query('UPDATE network_service_configs SET role = NULL WHERE id = :id', {
+        replacements: { id },
+      });
+    }
+    const repair = await driver.load({ device, services: [serviceAttachment(placement)] });
+    await driver.commit(repair.id, `lab-test-repair-${id}`);
+    assert.deepEqual(await verify(id), { differences: [] });
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
 import { LabDriver } from '../../activities/drivers/lab';
+import { LabCloudProvider } from '../../activities/drivers/lab-cloud';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { serviceWorkflowId } from '../../db/repositories/network-service-repository';
 import { settleConnections } from '../support/connections';
@@ -305,7 +306,7 @@ describe('network services ordered by customers', function () {
       await reaches(spree, `/network-service-configs/${handover2}`, 'production');
       const live = (await reaches(spree, path, 'production')) as unknown as Service;
       assert.ok(live.provider_ref, 'the exchange filled in the provider’s reference');
-      const circuit = await stack().cloud.readCircuit(live.provider_ref!);
+      const circuit = await new LabCloudProvider(stack().db.sequelize).readCircuit(live.provider_ref);
       assert.deepEqual(circuit?.connected, [1, 2]);
     });
 
@@ -330,7 +331,7 @@ describe('network services ordered by customers', function () {
       await reaches(spree, `/network-service-configs/${config}`, 'production');
       const live = (await reaches(spree, path, 'production')) as unknown as Service;
       assert.ok(live.provider_ref);
-      const circuit = await stack().cloud.readCircuit(live.provider_ref!);
+      const circuit = await new LabCloudProvider(stack().db.sequelize).readCircuit(live.provider_ref);
       assert.equal(circuit?.key, 'stratus-spree001');
       assert.deepEqual(circuit?.connected, [1]);
     });

@@ -324,6 +324,37 @@ const matrixService = (world: World) => ({
 /** Addresses from a range no exchange subnet uses (RFC 2544's benchmark range). */
 const randomOwnAddress = () => `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 254)}`;
 
+/** A private multipoint service per world: the owner manages it, the sub-account consumes it. */
+const multipointServices = new WeakMap<World, Promise<string>>();
+function multipointOf(world: World): Promise<string> {
+  let service = multipointServices.get(world);
+  if (!service) {
+    const id = `ns-matrix-mp-${randomBytes(5).toString('hex')}`;
+    service = stack()
+      .db.sequelize.query(
+        `INSERT INTO network_services (id, type, name, display_name, product_offering, metro_area_network,
+           managing_account, consuming_account, billing_account, state, status, external_ref, purchase_order,
+           contract_ref, nsc_required_contact_roles, public, created_at, updated_at)
+         VALUES (:id, 'mp2mp_vc', :id, 'Matrix VLAN', 'po-mp2mp-vc-fra', 'man-fra', :owner, :sub, :owner,
+           'production', '[]', NULL, '', NULL, '[]', false, NOW(3), NOW(3))`,
+        { replacements: { id, owner: world.accounts.owner, sub: world.accounts['sub-account'] } },
+      )
+      .then(() => id);
+    multipointServices.set(world, service);
+  }
+  return service;
+}
+
+/** An account nobody in the world acts for, for a joining rule to admit. */
+async function outsideMember(): Promise<string> {
+  const id = `acc-matrix-m-${randomBytes(5).toString('hex')}`;
+  await stack().db.accounts.importAccount({ id, name: 'Matrix member', address });
+  return id;
+}
+
+/** The member each joining rule of the matrix admits, for a replacement that keeps it. */
+const ruleMembers = new Map<string, string>();
+
 /** Every family the server routes needs one of these to join the matrix. */
 export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = {
   facilities: { kind: 'catalogue' },
@@ -567,6 +598,39 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       return { ...matrixSession(world, config, v4), role_assignments: assignments };
     },
     patchBody: () => ({ max_prefix_v4: 42 }),
+  },
+  // The owner manages the rule; the sub-account, consuming the service, sees it but does not manage
+  // it, so it reads like a resource the sub-account consumes. The member is outside the world.
+  'member-joining-rules': {
+    kind: 'subject',
+    async setup(world) {
+      const external = canary('rule-ref');
+      const member = await outsideMember();
+      const { rule } = await stack().db.memberJoiningRules.create({
+        type: 'allow',
+        network_service: await multipointOf(world),
+        consuming_account: member,
+        managing_account: world.accounts.owner,
+        external_ref: external,
+        capacity_min: null,
+        capacity_max: null,
+      });
+      ruleMembers.set(rule.id, member);
+      return { id: rule.id, access: owned(world, 'owner', 'sub-account'), canaries: [external] };
+    },
+    createBody: async (world) => ({
+      type: 'allow',
+      network_service: await multipointOf(world),
+      consuming_account: await outsideMember(),
+      managing_account: world.accounts.owner,
+    }),
+    updateBody: (world, subject) => ({
+      type: 'allow',
+      consuming_account: ruleMembers.get(subject.id),
+      managing_account: world.accounts.owner,
+      capacity_max: 1000,
+    }),
+    patchBody: () => ({ type: 'allow', external_ref: 'matrix patched' }),
   },
   ips: {
     kind: 'subject',

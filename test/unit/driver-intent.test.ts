@@ -45,7 +45,17 @@ const service = (
   parent: string,
   tags: Pick<ServiceAttachment, 'vlanType' | 'outerVlan' | 'innerVlan'>,
   extra: Partial<ServiceAttachment> = {},
-): ServiceAttachment => ({ name, description: '', parent, ...tags, macs: [], rateLimit: null, ...extra });
+): ServiceAttachment => ({
+  name,
+  description: '',
+  parent,
+  ...tags,
+  macs: [],
+  rateLimit: null,
+  segment: 'ns-test',
+  isolated: false,
+  ...extra,
+});
 const untagged = { vlanType: 'port', outerVlan: null, innerVlan: null } as const;
 const dot1q = (tag: number) => ({ vlanType: 'dot1q', outerVlan: tag, innerVlan: null }) as const;
 const qinq = (outer: number, inner: number) =>
