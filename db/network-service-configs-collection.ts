@@ -1,6 +1,8 @@
+import type { ConfigType } from '../domain/network-service-configs';
+import { CONFIG_FIELDS, TYPED_PROPERTIES } from '../domain/network-service-configs';
 import { vlanConfigOf } from '../domain/vlans';
 import type { Tagging } from '../domain/vlans';
-import type { CollectionDefinition, FilterSql } from './collection';
+import type { CollectionDefinition, FilterSql, Row } from './collection';
 import { eq, idsOf, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
 
 /** A condition on the stored tags; the dot1q tag is stored (and filtered) as the outer tag. */
@@ -9,9 +11,12 @@ const tagFilter =
   (value, params) =>
     condition.replace(':value', params.bind(value));
 
+const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+
 /**
- * Network service configs as IX-API lists them: their VLAN config from the stored tags, their IP
- * addresses and MAC addresses from the rows that name them.
+ * Network service configs as IX-API lists them, each with exactly its type's properties: their VLAN
+ * config from the stored tags, an exchange-LAN config's IP addresses and the MAC addresses from the
+ * rows that name them.
  */
 export const networkServiceConfigs: CollectionDefinition = {
   name: 'network-service-configs',
@@ -30,6 +35,9 @@ export const networkServiceConfigs: CollectionDefinition = {
     'capacity',
     'asns',
     'listed',
+    'role',
+    'handover',
+    'cloud_vlan',
     'decommission_at',
     'charged_until',
     'current_billing_start_date',
@@ -60,11 +68,19 @@ export const networkServiceConfigs: CollectionDefinition = {
       outer_vlan_ethertype,
       inner_vlan: inner_vlan === null ? null : Number(inner_vlan),
     } as Tagging;
-    return {
+    const full: Row = {
       ...config,
       vlan_config: vlanConfigOf(tagging),
-      capacity: row.capacity === null ? null : Number(row.capacity),
+      capacity: nullableNumber(row.capacity),
       listed: Boolean(row.listed),
+      handover: nullableNumber(row.handover),
+      cloud_vlan: nullableNumber(row.cloud_vlan),
     };
+    // What other types carry is left out; only exchange-LAN configs get addresses.
+    const type = row.type as ConfigType;
+    const own = new Set<string>(CONFIG_FIELDS[type] ?? []);
+    for (const name of TYPED_PROPERTIES) if (!own.has(name)) delete full[name];
+    if (type !== 'exchange_lan') delete full.ips;
+    return full;
   },
 };

@@ -1,5 +1,6 @@
 import * as catalogue from '../../db/catalogue';
 import { ownedScope } from '../../db/scope';
+import { CONFIG_TYPES } from '../../domain/network-service-configs';
 import type { CollectionEntry } from '../collections';
 import type { SupportedTypes } from './discovery';
 
@@ -36,10 +37,13 @@ export const CATALOGUE_COLLECTIONS: readonly CollectionEntry[] = [
   { collection: catalogue.roles, list: 'roles_list', read: 'roles_read', filtersNeedScope: true },
 ];
 
-/** The types of network services and features the catalogue serves (exchange LANs, route servers). */
+/**
+ * The types of network services, configs and features this exchange serves: its LANs and the
+ * virtual circuits customers order, with route servers on the LANs.
+ */
 export const CATALOGUE_TYPES: SupportedTypes = {
   supported_network_service_types: ['exchange_lan', 'p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'],
-  supported_network_service_config_types: ['exchange_lan'],
+  supported_network_service_config_types: [...CONFIG_TYPES],
   supported_network_feature_types: ['route_server'],
   supported_network_feature_config_types: ['route_server'],
 };

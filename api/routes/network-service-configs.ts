@@ -8,8 +8,14 @@ import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
-import type { ExchangeLanConfigOrder } from '../../domain/network-service-configs';
-import { exchangeLanConfigProblems } from '../../domain/network-service-configs';
+import type { ConfigOrder } from '../../domain/network-service-configs';
+import {
+  absentConfigOrder,
+  CONFIG_TYPES,
+  configProblems,
+  isConfigType,
+  ownProperties,
+} from '../../domain/network-service-configs';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
 import type { OperationDefinition } from '../operations';
@@ -27,34 +33,13 @@ export const NETWORK_SERVICE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
   },
 ];
 
-/** The config types this exchange provisions. */
-export const CONFIG_TYPES = ['exchange_lan'] as const;
-
-/** What an order leaves out (PUT replaces with these too; PATCH keeps what it does not name). */
-const ABSENT: ExchangeLanConfigOrder = {
-  type: 'exchange_lan',
-  network_service: '',
-  managing_account: '',
-  consuming_account: '',
-  billing_account: '',
-  role_assignments: [],
-  connection: '',
-  vlan_config: { vlan_type: 'port' },
-  asns: [],
-  capacity: null,
-  macs: [],
-  listed: false,
-  product_offering: null,
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
-};
-
 /**
- * Network service configs: a customer's access to a network service over one of its connections.
- * The managing side orders, changes and cancels; the consuming side sees. An order gets its VLAN
- * (chosen by the exchange where the order leaves it open) and, on an exchange LAN, an IPv4 and an
- * IPv6 address at once; its workflow configures the device and takes it to production.
+ * Network service configs: a customer's access to a network service over one of its connections,
+ * an exchange LAN or a virtual circuit (an end of a point-to-point circuit, a member of a multipoint
+ * service, a handover of a cloud service). The managing side orders, changes and cancels; the
+ * consuming side sees. An order gets its VLAN (chosen by the exchange where the order leaves it
+ * open) and, on an exchange LAN, an IPv4 and an IPv6 address at once; its workflow configures the
+ * device and takes it to production.
  */
 export function networkServiceConfigOperations(deps: {
   configs: NetworkServiceConfigRepository;
@@ -84,18 +69,14 @@ export function networkServiceConfigOperations(deps: {
   /** The rules an order (or a change, as it would leave the config) must meet, by property. */
   async function check(
     scope: Scope,
-    order: ExchangeLanConfigOrder,
+    order: ConfigOrder,
     except: string | null = null,
     concerned?: (property: string) => boolean,
   ): Promise<void> {
-    if (!(CONFIG_TYPES as readonly string[]).includes(order.type))
-      throw new ValidationError([
-        { name: 'type', reason: `this exchange provisions configs of type ${CONFIG_TYPES.join(', ')}` },
-      ]);
     for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
       requireActingAccount(scope, property, order[property]);
     const facts = await deps.configs.orderFacts(order, scope.accounts, now(), except);
-    const problems = exchangeLanConfigProblems(order, facts, concerned);
+    const problems = configProblems(order, facts, concerned);
     if (problems.length) throw new ValidationError(problems);
   }
 
@@ -118,12 +99,13 @@ export function networkServiceConfigOperations(deps: {
           throw new ValidationError([
             { name: 'network_service', reason: 'a config stays with its service; order a new one instead' },
           ]);
-        const base = { ...ABSENT, network_service: current.network_service, type: current.type };
+        const base = { ...absentConfigOrder(current.type), network_service: current.network_service };
+        const was = merged(base, current);
         const next =
           operationId === 'network_service_configs_update'
             ? { ...replacement(body, base), network_service: current.network_service, type: current.type }
-            : merged(merged(base, current), body);
-        const { network_service: _service, ...replacing } = next;
+            : merged(was, body);
+        const { network_service: _service, ...replacing } = ownProperties(next);
         validators.body('network_service_configs_update', replacing);
         if (CONFIG_GOING.includes(current.state))
           throw new UnableToFulfillError(`the config is ${current.state}; it cannot change any more`);
@@ -133,14 +115,12 @@ export function networkServiceConfigOperations(deps: {
           ]);
         // Rules are checked for what the change touches, so a config ordered under rules since
         // tightened can still have its other properties changed.
-        const touched = new Set(
-          (Object.keys(next) as Array<keyof ExchangeLanConfigOrder>).filter(
-            (name) => JSON.stringify(next[name]) !== JSON.stringify(current[name]),
+        const touched = new Set<string>(
+          (Object.keys(next) as Array<keyof ConfigOrder>).filter(
+            (name) => JSON.stringify(next[name]) !== JSON.stringify(was[name]),
           ),
         );
-        await check(scope, next, current.id, (property) =>
-          touched.has(property as keyof ExchangeLanConfigOrder),
-        );
+        await check(scope, next, current.id, (property) => touched.has(property));
         const { config, messages } = await deps.configs.change(params.id, next);
         await deliverAll(writes.starter, messages);
         return { status: 202, body: config };
@@ -154,7 +134,13 @@ export function networkServiceConfigOperations(deps: {
       authenticated: true,
       async handle({ body, caller }) {
         const scope = await writes.scope(caller);
-        const order = replacement(body, ABSENT);
+        // The schema has checked the type; each type leaves out what it does not carry.
+        const type = (body as { type?: unknown } | undefined)?.type;
+        if (!isConfigType(type))
+          throw new ValidationError([
+            { name: 'type', reason: `this exchange provisions configs of type ${CONFIG_TYPES.join(', ')}` },
+          ]);
+        const order = replacement(body, absentConfigOrder(type));
         await check(scope, order);
         const { config, start } = await deps.configs.create(order, {
           quarantineSeconds: deps.ipQuarantineSeconds,

@@ -2,10 +2,17 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
 import type { Conflict } from '../../domain/errors';
-import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
+import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type { IpVersion } from '../../domain/ip-addresses';
 import { firstFreeHost, formatAddress, parseAddress, parsePrefix } from '../../domain/ip-addresses';
-import type { ConfigOrderFacts, ExchangeLanConfigOrder } from '../../domain/network-service-configs';
+import type {
+  ConfigOrder,
+  ConfigOrderFacts,
+  JoiningRule,
+  SiblingConfig,
+  TypedProperty,
+} from '../../domain/network-service-configs';
+import { absentConfigOrder, siblingClashes } from '../../domain/network-service-configs';
 import type { State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
@@ -20,12 +27,14 @@ import { networkServiceConfigs } from '../network-service-configs-collection';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 
-/** A network service config as IX-API shows it. */
-export interface NetworkServiceConfig extends ExchangeLanConfigOrder {
+/** A network service config as IX-API shows it: the shared properties and those of its type. */
+export interface NetworkServiceConfig
+  extends Omit<ConfigOrder, TypedProperty>, Partial<Pick<ConfigOrder, TypedProperty>> {
   id: string;
   state: State;
   status: StatusEntry[];
-  ips: string[];
+  /** Exchange LANs only. */
+  ips?: string[];
   network_feature_configs: string[];
   decommission_at: string | null;
   charged_until: string | null;
@@ -44,6 +53,10 @@ export interface ConfigPlacement {
   tagging: Tagging;
   /** The addresses of the config's MACs that are valid now. */
   macs: string[];
+  /**
+   * The rate limit in Mbit/s: the least of the config's capacity, its service's and the cap of a
+   * joining rule admitting its account; null when none is set.
+   */
   capacity: number | null;
   /** Which change of the config this is; the workflow configures each revision once. */
   revision: number;
@@ -84,8 +97,30 @@ export function configProvisioningStart(config: { id: string; managing_account: 
 }
 
 /** What the device does with a config: a change of these needs the workflow. */
-const onDevice = (order: Pick<ExchangeLanConfigOrder, 'vlan_config' | 'macs' | 'capacity' | 'connection'>) =>
-  JSON.stringify([taggingOf(order.vlan_config), [...order.macs].sort(), order.capacity, order.connection]);
+const onDevice = (order: ConfigOrder) =>
+  JSON.stringify([
+    taggingOf(order.vlan_config),
+    [...order.macs].sort(),
+    order.capacity,
+    order.connection,
+    order.role,
+    order.handover,
+    order.cloud_vlan,
+  ]);
+
+/** A stored config as an order: what its type does not show takes the type's absent value. */
+const asOrder = (config: NetworkServiceConfig): ConfigOrder => ({
+  ...absentConfigOrder(config.type),
+  ...config,
+});
+
+const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+
+/** The smallest of the limits that are set; null when none is. */
+const smallest = (...limits: Array<number | null>): number | null => {
+  const set = limits.filter((limit): limit is number => limit !== null);
+  return set.length ? Math.min(...set) : null;
+};
 
 const conflict = (
   resource_type: string,
@@ -243,6 +278,55 @@ export function createNetworkServiceConfigRepository(deps: {
       );
   }
 
+  /**
+   * Holds the service still (its row locked) and refuses what the order would take from the
+   * service's other live configs: a side of a circuit, a cloud handover and provider VLAN, a device
+   * another handover uses. Concurrent orders of one service pass here one after the other.
+   */
+  async function holdService(order: ConfigOrder, except: string, transaction: Transaction): Promise<void> {
+    const [service] = await select<{
+      id: string;
+      consuming_account: string;
+      joining_member_account: string | null;
+      diversity: number | null;
+    }>(
+      `SELECT id, consuming_account, joining_member_account, diversity FROM network_services
+       WHERE id = :id FOR UPDATE`,
+      { id: order.network_service },
+      transaction,
+    );
+    if (!service) throw new NotFoundError(`no network service ${order.network_service}`);
+    if (order.type !== 'p2p_vc' && order.type !== 'cloud_vc') return;
+    const others = await select<Record<string, unknown>>(
+      `SELECT n.id, n.consuming_account, n.handover, n.cloud_vlan, c.device
+       FROM network_service_configs n JOIN connections c ON c.id = n.connection
+       WHERE n.network_service = :service AND n.id <> :except AND n.state NOT IN (:going)`,
+      { service: service.id, except, going: CONFIG_GOING },
+      transaction,
+    );
+    const [connection] = await select<{ device: string }>(
+      'SELECT device FROM connections WHERE id = :id',
+      { id: order.connection },
+      transaction,
+    );
+    const siblings: SiblingConfig[] = others.map((other) => ({
+      id: other.id as string,
+      consuming_account: other.consuming_account as string,
+      handover: number(other.handover),
+      cloud_vlan: number(other.cloud_vlan),
+      device: other.device as string,
+    }));
+    const clashes = siblingClashes(
+      order,
+      { ...service, diversity: number(service.diversity) },
+      connection?.device ?? '',
+      siblings,
+    );
+    if (clashes.problems.length) throw new ValidationError(clashes.problems);
+    if (clashes.conflicts.length)
+      throw new UnableToFulfillError(clashes.reasons.join('; '), clashes.conflicts);
+  }
+
   const tagColumns = (tagging: Tagging) => ({
     vlan_type: tagging.vlan_type,
     outer_vlan: tagging.outer_vlan,
@@ -274,20 +358,35 @@ export function createNetworkServiceConfigRepository(deps: {
 
   return {
     /**
-     * What the rules need to know of an order: the service, the connection (if one of `accounts`
-     * holds it), the offering, the roles of the order's assignments, whether the billing account can
-     * pay, and which of its MACs the caller may use now.
+     * What the rules need to know of an order: the service with where its offering delivers, the
+     * connection (if one of `accounts` holds it), the offering, the roles of the order's assignments,
+     * whether the billing account can pay, which of its MACs the caller may use now, and the
+     * service's joining rules for the member and for the caller.
      */
     async orderFacts(
-      order: ExchangeLanConfigOrder,
+      order: ConfigOrder,
       accounts: readonly string[],
       now: Date,
       except: string | null = null,
     ): Promise<ConfigOrderFacts> {
       const scope = accounts.length ? accounts : [''];
       const [service] = await select<Record<string, unknown>>(
-        'SELECT id, type, state, metro_area_network, product_offering, nsc_required_contact_roles FROM network_services WHERE id = :id',
+        `SELECT s.id, s.type, s.state, s.metro_area_network, s.product_offering, s.nsc_required_contact_roles,
+           s.managing_account, s.consuming_account, s.joining_member_account, s.public, s.diversity,
+           o.handover_metro_area_network, o.service_metro_area_network, o.provider_vlans
+         FROM network_services s LEFT JOIN product_offerings o ON o.id = s.product_offering
+         WHERE s.id = :id`,
         { id: order.network_service },
+      );
+      const [memberRule] = await select<Record<string, unknown>>(
+        `SELECT type, capacity_min, capacity_max FROM member_joining_rules
+         WHERE network_service = :service AND consuming_account = :account`,
+        { service: order.network_service, account: order.consuming_account },
+      );
+      const [callerAllowed] = await select<{ id: string }>(
+        `SELECT id FROM member_joining_rules
+         WHERE network_service = :service AND type = 'allow' AND consuming_account IN (:scope) LIMIT 1`,
+        { service: order.network_service, scope },
       );
       const [connection] = await select<Record<string, unknown>>(
         `SELECT c.id, c.state, p.metro_area_network, c.speed, c.capacity_allocation_limit,
@@ -326,7 +425,6 @@ export function createNetworkServiceConfigRepository(deps: {
         : [];
       const instant = (value: unknown) =>
         value === null || value === undefined ? null : new Date(value as string).toISOString();
-      const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
       return {
         service: service && {
           id: service.id as string,
@@ -337,6 +435,16 @@ export function createNetworkServiceConfigRepository(deps: {
           nsc_required_contact_roles: JSON.parse(
             (service.nsc_required_contact_roles as string) || '[]',
           ) as string[],
+          // A service's configs use the service's own offering.
+          nsc_product_offerings: service.product_offering ? [service.product_offering as string] : [],
+          managing_account: service.managing_account as string,
+          consuming_account: service.consuming_account as string,
+          joining_member_account: (service.joining_member_account as string | null) ?? null,
+          public: Boolean(Number(service.public ?? 0)),
+          diversity: number(service.diversity),
+          handover_metro_area_network: (service.handover_metro_area_network as string | null) ?? null,
+          service_metro_area_network: (service.service_metro_area_network as string | null) ?? null,
+          provider_vlans: (service.provider_vlans as 'single' | 'multi' | null) ?? null,
         },
         connection: connection && {
           id: connection.id as string,
@@ -359,30 +467,38 @@ export function createNetworkServiceConfigRepository(deps: {
         assignedRoles: roles.map((r) => r.role),
         billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
         usableMacs: new Set(macs.map((m) => m.id)),
+        actingAccounts: accounts,
+        memberRule: memberRule && {
+          type: memberRule.type as JoiningRule['type'],
+          capacity_min: number(memberRule.capacity_min),
+          capacity_max: number(memberRule.capacity_max),
+        },
+        callerAllowed: Boolean(callerAllowed),
         now,
       };
     },
 
     /**
-     * Stores a new config with its tags chosen, its MACs and its addresses allocated, its event and
-     * the outbox row that starts its provisioning, in one transaction.
+     * Stores a new config with its tags chosen, its MACs (and, on an exchange LAN, its addresses)
+     * allocated, its event and the outbox row that starts its provisioning, in one transaction.
      */
     async create(
-      order: ExchangeLanConfigOrder,
+      order: ConfigOrder,
       options: { quarantineSeconds: number },
     ): Promise<{ config: NetworkServiceConfig; start: PendingStart }> {
       const id = newId('nsc');
       return allocatingTransaction(sequelize, async (transaction) => {
         const tagging = await tagsOn(order.connection, taggingOf(order.vlan_config), id, transaction);
+        await holdService(order, id, transaction);
         await run(
           `INSERT INTO network_service_configs (id, type, state, status, managing_account, consuming_account,
              billing_account, role_assignments, external_ref, purchase_order, contract_ref, network_service,
              connection, product_offering, vlan_type, outer_vlan, outer_vlan_ethertype, inner_vlan, vlan_held,
-             capacity, asns, listed, revision, created_at, updated_at)
+             capacity, asns, listed, role, handover, cloud_vlan, revision, created_at, updated_at)
            VALUES (:id, :type, 'requested', '[]', :managing_account, :consuming_account, :billing_account,
              :role_assignments, :external_ref, :purchase_order, :contract_ref, :network_service, :connection,
              :product_offering, :vlan_type, :outer_vlan, :outer_vlan_ethertype, :inner_vlan, TRUE, :capacity,
-             :asns, :listed, 1, NOW(3), NOW(3))`,
+             :asns, :listed, :role, :handover, :cloud_vlan, 1, NOW(3), NOW(3))`,
           {
             ...order,
             ...tagColumns(tagging),
@@ -393,7 +509,8 @@ export function createNetworkServiceConfigRepository(deps: {
           transaction,
         );
         await replaceMacs(id, order.macs, transaction);
-        await allocateAddresses({ ...order, id }, options.quarantineSeconds, transaction);
+        if (order.type === 'exchange_lan')
+          await allocateAddresses({ ...order, id }, options.quarantineSeconds, transaction);
         const config = (await read(id, transaction))!;
         await tell('network_service_config.created', { network_service_config: config }, config, transaction);
         const start = await outbox.enqueue(configProvisioningStart(config), transaction);
@@ -404,19 +521,26 @@ export function createNetworkServiceConfigRepository(deps: {
     findById: (id: string) => read(id),
 
     /**
-     * Stores a change. What the device does with the config (tags, MACs, capacity) takes a new
-     * revision that the workflow configures; in production the config shows
-     * `production_change_pending` until then. The rest takes effect at once.
+     * Stores a change. What the device does with the config (tags, MACs, capacity, role, handover,
+     * provider VLAN) takes a new revision that the workflow configures; in production the config
+     * shows `production_change_pending` until then. The rest takes effect at once.
      */
     async change(
       id: string,
-      next: ExchangeLanConfigOrder,
+      next: ConfigOrder,
     ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
       return allocatingTransaction(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
-        const current = (await read(id, transaction))!;
+        const current = asOrder((await read(id, transaction))!);
         const messages: PendingMessage[] = [];
         const tagging = await tagsOn(current.connection, taggingOf(next.vlan_config), id, transaction);
+        // What the rules between the service's configs look at: checked with the service held.
+        if (
+          next.consuming_account !== current.consuming_account ||
+          next.handover !== current.handover ||
+          next.cloud_vlan !== current.cloud_vlan
+        )
+          await holdService({ ...next, connection: current.connection }, id, transaction);
         const device = onDevice(next) !== onDevice(current);
         const to = device && row.state === 'production' ? transition(row.state, 'request_change') : row.state;
         await run(
@@ -425,7 +549,8 @@ export function createNetworkServiceConfigRepository(deps: {
              role_assignments = :role_assignments, external_ref = :external_ref, purchase_order = :purchase_order,
              contract_ref = :contract_ref, product_offering = :product_offering, vlan_type = :vlan_type,
              outer_vlan = :outer_vlan, outer_vlan_ethertype = :outer_vlan_ethertype, inner_vlan = :inner_vlan,
-             capacity = :capacity, asns = :asns, listed = :listed, state = :to,
+             capacity = :capacity, asns = :asns, listed = :listed, role = :role, handover = :handover,
+             cloud_vlan = :cloud_vlan, state = :to,
              revision = revision + :device, updated_at = NOW(3)
            WHERE id = :id`,
           {
@@ -496,6 +621,28 @@ export function createNetworkServiceConfigRepository(deps: {
       return { config: resource, messages };
     },
 
+    /**
+     * Asks every live config of a service to go with it, by the service's policy, within the
+     * caller's transaction; each config's route-server sessions go with it in turn.
+     */
+    async cascadeFromService(
+      serviceId: string,
+      policy: CancellationPolicy,
+      transaction: Transaction,
+    ): Promise<PendingMessage[]> {
+      const configs = await select<{ id: string }>(
+        'SELECT id FROM network_service_configs WHERE network_service = :serviceId AND state NOT IN (:gone) ORDER BY id',
+        { serviceId, gone: CONFIG_GOING },
+        transaction,
+      );
+      const messages: PendingMessage[] = [];
+      for (const config of configs) {
+        const row = await lock(config.id, transaction);
+        messages.push(...(await lifecycle.requestCancellationIn(config.id, row, policy, transaction)));
+      }
+      return messages;
+    },
+
     /** Moves a config along the lifecycle; decommissioned or cancelled, its tags and addresses go back. */
     applyLifecycleEvent: lifecycle.applyLifecycleEvent,
     recordStatus: lifecycle.recordStatus,
@@ -527,8 +674,12 @@ export function createNetworkServiceConfigRepository(deps: {
     async placement(id: string): Promise<ConfigPlacement | undefined> {
       const [row] = await select<Record<string, unknown>>(
         `SELECT n.*, c.state AS connection_state, c.device, c.mode, c.lag_name,
-           (SELECT p.name FROM ports p WHERE p.connection = c.id ORDER BY p.name, p.id LIMIT 1) AS port_name
-         FROM network_service_configs n JOIN connections c ON c.id = n.connection WHERE n.id = :id`,
+           (SELECT p.name FROM ports p WHERE p.connection = c.id ORDER BY p.name, p.id LIMIT 1) AS port_name,
+           s.capacity AS service_capacity,
+           (SELECT r.capacity_max FROM member_joining_rules r WHERE r.network_service = n.network_service
+             AND r.consuming_account = n.consuming_account AND r.type = 'allow') AS member_capacity_max
+         FROM network_service_configs n JOIN connections c ON c.id = n.connection
+         JOIN network_services s ON s.id = n.network_service WHERE n.id = :id`,
         { id },
       );
       if (!row) return undefined;
@@ -554,7 +705,12 @@ export function createNetworkServiceConfigRepository(deps: {
           inner_vlan: tag(row.inner_vlan),
         },
         macs: macs.map((m) => m.address),
-        capacity: row.capacity === null ? null : Number(row.capacity),
+        // The config's own limit, the service's bandwidth and a joining rule's cap: the least holds.
+        capacity: smallest(
+          number(row.capacity),
+          number(row.service_capacity),
+          number(row.member_capacity_max),
+        ),
         revision: Number(row.revision),
         segment: row.network_service as string,
         isolated: row.role === 'leaf',

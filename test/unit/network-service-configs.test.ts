@@ -1,12 +1,23 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { ConfigOrderFacts, ExchangeLanConfigOrder } from '../../domain/network-service-configs';
-import { exchangeLanConfigProblems } from '../../domain/network-service-configs';
+import type {
+  ConfigOrder,
+  ConfigOrderFacts,
+  ConfiguredService,
+  JoiningRule,
+  SiblingConfig,
+} from '../../domain/network-service-configs';
+import {
+  absentConfigOrder,
+  configProblems,
+  memberAdmission,
+  siblingClashes,
+} from '../../domain/network-service-configs';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible, vlanConfigOf } from '../../domain/vlans';
 
-const order: ExchangeLanConfigOrder = {
-  type: 'exchange_lan',
+const order: ConfigOrder = {
+  ...absentConfigOrder('exchange_lan'),
   network_service: 'ns-lan',
   managing_account: 'acc-a',
   consuming_account: 'acc-a',
@@ -15,24 +26,29 @@ const order: ExchangeLanConfigOrder = {
   connection: 'conn-1',
   vlan_config: { vlan_type: 'dot1q', vlan: null },
   asns: [64511],
-  capacity: null,
-  macs: [],
   listed: true,
-  product_offering: null,
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
+};
+
+const lan: ConfiguredService = {
+  id: 'ns-lan',
+  type: 'exchange_lan',
+  state: 'production',
+  metro_area_network: 'man-fra',
+  product_offering: 'po-lan',
+  nsc_required_contact_roles: ['role-noc'],
+  nsc_product_offerings: ['po-lan'],
+  managing_account: 'acc-ix',
+  consuming_account: 'acc-ix',
+  joining_member_account: null,
+  public: false,
+  diversity: null,
+  handover_metro_area_network: 'man-fra',
+  service_metro_area_network: 'man-fra',
+  provider_vlans: 'single',
 };
 
 const facts: ConfigOrderFacts = {
-  service: {
-    id: 'ns-lan',
-    type: 'exchange_lan',
-    state: 'production',
-    metro_area_network: 'man-fra',
-    product_offering: 'po-lan',
-    nsc_required_contact_roles: ['role-noc'],
-  },
+  service: lan,
   connection: {
     id: 'conn-1',
     state: 'production',
@@ -54,11 +70,14 @@ const facts: ConfigOrderFacts = {
   assignedRoles: ['role-noc'],
   billingAccountCanPay: true,
   usableMacs: new Set(['mac-1']),
+  actingAccounts: ['acc-a'],
+  memberRule: undefined,
+  callerAllowed: false,
   now: new Date('2026-11-23T12:00:00Z'),
 };
 
-const names = (change: Partial<ExchangeLanConfigOrder>, factChange: Partial<ConfigOrderFacts> = {}) =>
-  exchangeLanConfigProblems({ ...order, ...change }, { ...facts, ...factChange }).map((p) => p.name);
+const names = (change: Partial<ConfigOrder>, factChange: Partial<ConfigOrderFacts> = {}) =>
+  configProblems({ ...order, ...change }, { ...facts, ...factChange }).map((p) => p.name);
 
 describe('exchange-LAN config rules', () => {
   it('accepts an order that meets every rule', () => {
@@ -67,7 +86,7 @@ describe('exchange-LAN config rules', () => {
 
   it('names the property of each rule broken', () => {
     assert.deepEqual(names({}, { service: undefined }), ['network_service']);
-    assert.deepEqual(names({}, { service: { ...facts.service!, state: 'requested' } }), ['network_service']);
+    assert.deepEqual(names({}, { service: { ...lan, state: 'requested' } }), ['network_service']);
     assert.deepEqual(names({}, { connection: undefined }), ['connection']);
     assert.deepEqual(names({}, { connection: { ...facts.connection!, state: 'decommissioned' } }), [
       'connection',
@@ -95,10 +114,12 @@ describe('exchange-LAN config rules', () => {
       ['product_offering'],
     );
     assert.deepEqual(names({ product_offering: 'po-gone' }, { offering: undefined }), ['product_offering']);
+    assert.deepEqual(names({ role: 'leaf' }), ['role'], 'what another type carries stays out');
+    assert.deepEqual(names({ handover: 1, cloud_vlan: 7 }), ['handover', 'cloud_vlan']);
   });
 
   it('holds a change to the rules it touches', () => {
-    const problems = exchangeLanConfigProblems(
+    const problems = configProblems(
       { ...order, capacity: 999 },
       { ...facts, assignedRoles: [] },
       (property) => property === 'capacity',
@@ -106,6 +127,318 @@ describe('exchange-LAN config rules', () => {
     assert.deepEqual(
       problems.map((p) => p.name),
       ['capacity'],
+    );
+  });
+});
+
+/** A customer's service of `type` in Frankfurt, owned by acc-a, with acc-b as a p2p circuit's B side. */
+const circuit = (type: string, extra: Partial<ConfiguredService> = {}): ConfiguredService => ({
+  ...lan,
+  id: 'ns-vc',
+  type,
+  state: 'requested',
+  product_offering: 'po-vc',
+  nsc_required_contact_roles: ['role-noc'],
+  nsc_product_offerings: ['po-vc'],
+  managing_account: 'acc-a',
+  consuming_account: 'acc-a',
+  joining_member_account: type === 'p2p_vc' ? 'acc-b' : null,
+  diversity: type === 'cloud_vc' ? 2 : null,
+  handover_metro_area_network: 'man-fra',
+  service_metro_area_network: type === 'p2p_vc' ? 'man-ams' : 'man-fra',
+  provider_vlans: type === 'cloud_vc' ? 'multi' : 'single',
+  ...extra,
+});
+
+const vcFacts = (service: ConfiguredService, extra: Partial<ConfigOrderFacts> = {}): ConfigOrderFacts => ({
+  ...facts,
+  service,
+  offering: {
+    id: 'po-vc',
+    type: service.type,
+    bandwidth_min: 100,
+    bandwidth_max: 100_000,
+    orderable_not_before: null,
+    orderable_not_after: null,
+  },
+  ...extra,
+});
+
+const vcOrder = (type: ConfigOrder['type'], extra: Partial<ConfigOrder> = {}): ConfigOrder => ({
+  ...absentConfigOrder(type),
+  network_service: 'ns-vc',
+  managing_account: 'acc-a',
+  consuming_account: 'acc-a',
+  billing_account: 'acc-a',
+  role_assignments: ['ra-noc'],
+  connection: 'conn-1',
+  vlan_config: { vlan_type: 'dot1q', vlan: null },
+  ...(type === 'cloud_vc' ? { handover: 1 } : {}),
+  ...extra,
+});
+
+const vcNames = (
+  type: ConfigOrder['type'],
+  change: Partial<ConfigOrder> = {},
+  service: Partial<ConfiguredService> = {},
+  extra: Partial<ConfigOrderFacts> = {},
+) => configProblems(vcOrder(type, change), vcFacts(circuit(type, service), extra)).map((p) => p.name);
+
+const inAms = { connection: { ...facts.connection!, metro_area_network: 'man-ams' } };
+
+describe('virtual-circuit config rules', () => {
+  it('accepts an order of each type that meets every rule, in any state of the service but going', () => {
+    for (const type of ['p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'] as const) {
+      for (const state of ['requested', 'allocated', 'production', 'error'] as const)
+        assert.deepEqual(vcNames(type, {}, { state }), [], `${type} ${state}`);
+      for (const state of ['decommission_requested', 'decommissioned', 'cancelled', 'archived'] as const)
+        assert.deepEqual(vcNames(type, {}, { state }), ['network_service'], `${type} ${state}`);
+      assert.deepEqual(vcNames(type, { type }, { type: 'exchange_lan' }).slice(0, 1), ['network_service']);
+    }
+  });
+
+  it('keeps to each type what it carries', () => {
+    assert.deepEqual(vcNames('p2p_vc', { macs: ['mac-1'] }), ['macs']);
+    assert.deepEqual(vcNames('p2mp_vc', { macs: ['mac-1'] }), ['macs']);
+    assert.deepEqual(vcNames('cloud_vc', { macs: ['mac-1'] }), ['macs']);
+    assert.deepEqual(vcNames('mp2mp_vc', { macs: ['mac-1'] }), []);
+    assert.deepEqual(vcNames('mp2mp_vc', { macs: ['mac-2'] }), ['macs.0']);
+    assert.deepEqual(vcNames('p2p_vc', { asns: [64511], listed: true }), ['asns', 'listed']);
+    assert.deepEqual(vcNames('mp2mp_vc', { role: 'root' }), ['role']);
+    assert.deepEqual(vcNames('p2mp_vc', { role: 'root' }), []);
+    assert.deepEqual(vcNames('cloud_vc', { capacity: 500 }), ['capacity']);
+    assert.deepEqual(vcNames('cloud_vc', { product_offering: 'po-vc' }), ['product_offering']);
+    assert.deepEqual(vcNames('p2p_vc', { handover: 1 }), ['handover']);
+  });
+
+  it('takes null or one of the service’s offerings, and a capacity the offering allows', () => {
+    for (const type of ['p2p_vc', 'mp2mp_vc', 'p2mp_vc'] as const) {
+      assert.deepEqual(vcNames(type, { product_offering: 'po-vc' }), []);
+      assert.deepEqual(vcNames(type, { product_offering: null }), []);
+      assert.deepEqual(
+        configProblems(
+          vcOrder(type, { product_offering: 'po-other' }),
+          vcFacts(circuit(type), { offering: { ...vcFacts(circuit(type)).offering!, id: 'po-other' } }),
+        ).map((p) => p.name),
+        ['product_offering'],
+      );
+      assert.deepEqual(vcNames(type, { capacity: 50 }), ['capacity']);
+    }
+  });
+
+  it('knows a point-to-point circuit to its two sides only, each on its side’s network', () => {
+    // The A side in the handover network, the B side in the service network.
+    assert.deepEqual(vcNames('p2p_vc'), []);
+    assert.deepEqual(vcNames('p2p_vc', {}, {}, inAms), ['connection']);
+    const bSide = { managing_account: 'acc-b', consuming_account: 'acc-b', billing_account: 'acc-b' };
+    const asB = { actingAccounts: ['acc-b'] };
+    assert.deepEqual(vcNames('p2p_vc', bSide, {}, { ...asB, ...inAms }), []);
+    assert.deepEqual(vcNames('p2p_vc', bSide, {}, asB), ['connection']);
+    // Somebody else's circuit is unknown; a config consumed by neither side is refused.
+    const stranger = { actingAccounts: ['acc-c'] };
+    const strangers = configProblems(
+      vcOrder('p2p_vc', { consuming_account: 'acc-c' }),
+      vcFacts(circuit('p2p_vc'), stranger),
+    );
+    assert.equal(strangers[0].name, 'network_service');
+    assert.match(strangers[0].reason, /^no network service ns-vc$/);
+    assert.deepEqual(
+      vcNames('p2p_vc', { consuming_account: 'acc-c' }, {}, { actingAccounts: ['acc-a', 'acc-c'] }),
+      ['consuming_account'],
+    );
+    // A managing account acts for the A side too.
+    assert.deepEqual(
+      vcNames(
+        'p2p_vc',
+        {},
+        { managing_account: 'acc-m', consuming_account: 'acc-a' },
+        { actingAccounts: ['acc-m', 'acc-a'] },
+      ),
+      [],
+    );
+  });
+
+  it('admits members to a multipoint service by its rules, with an allow rule’s least capacity', () => {
+    for (const type of ['mp2mp_vc', 'p2mp_vc'] as const) {
+      const member = { managing_account: 'acc-b', consuming_account: 'acc-b', billing_account: 'acc-b' };
+      const asB = { actingAccounts: ['acc-b'] };
+      const allow: JoiningRule = { type: 'allow', capacity_min: 1_000, capacity_max: 500 };
+      const deny: JoiningRule = { type: 'deny', capacity_min: null, capacity_max: null };
+      // Private: unknown to whom it does not allow, refused to a member without a rule.
+      const unknown = configProblems(vcOrder(type, member), vcFacts(circuit(type), asB));
+      assert.deepEqual(
+        unknown.map((p) => [p.name, p.reason]),
+        [['network_service', 'no network service ns-vc']],
+      );
+      const refused = configProblems(
+        vcOrder(type, member),
+        vcFacts(circuit(type), { ...asB, callerAllowed: true }),
+      );
+      assert.deepEqual(
+        refused.map((p) => p.name),
+        ['network_service'],
+      );
+      assert.match(refused[0].reason, /do not admit acc-b/);
+      const allowed = { ...asB, callerAllowed: true, memberRule: allow };
+      assert.deepEqual(vcNames(type, member, {}, allowed), [], 'null capacity: unlimited');
+      assert.deepEqual(vcNames(type, { ...member, capacity: 999 }, {}, allowed), ['capacity']);
+      assert.deepEqual(vcNames(type, { ...member, capacity: 1_000 }, {}, allowed), []);
+      // Public: everyone but the denied.
+      assert.deepEqual(vcNames(type, member, { public: true }, asB), []);
+      assert.deepEqual(vcNames(type, member, { public: true }, { ...asB, memberRule: deny }), [
+        'network_service',
+      ]);
+      // Either network of the offering.
+      assert.deepEqual(vcNames(type, {}, { service_metro_area_network: 'man-ams' }, inAms), []);
+      assert.deepEqual(vcNames(type, {}, {}, inAms), ['connection']);
+    }
+  });
+
+  it('decides admission from the service and the member’s rule alone', () => {
+    const service = { consuming_account: 'acc-a', public: false };
+    const allow: JoiningRule = { type: 'allow', capacity_min: 100, capacity_max: 500 };
+    const deny: JoiningRule = { type: 'deny', capacity_min: null, capacity_max: null };
+    assert.deepEqual(memberAdmission(service, 'acc-a', undefined), {
+      admitted: true,
+      capacityMin: null,
+      capacityMax: null,
+    });
+    assert.deepEqual(memberAdmission(service, 'acc-a', deny).admitted, true, 'its own consumer always');
+    assert.deepEqual(memberAdmission(service, 'acc-b', undefined), { admitted: false });
+    assert.deepEqual(memberAdmission(service, 'acc-b', deny), { admitted: false });
+    assert.deepEqual(memberAdmission(service, 'acc-b', allow), {
+      admitted: true,
+      capacityMin: 100,
+      capacityMax: 500,
+    });
+    const open = { ...service, public: true };
+    assert.deepEqual(memberAdmission(open, 'acc-b', undefined).admitted, true);
+    assert.deepEqual(memberAdmission(open, 'acc-b', deny), { admitted: false });
+    assert.deepEqual(memberAdmission(open, 'acc-b', allow), {
+      admitted: true,
+      capacityMin: 100,
+      capacityMax: 500,
+    });
+  });
+
+  it('hands a cloud service over to its owners, by handover and provider VLAN, in its handover network', () => {
+    assert.deepEqual(vcNames('cloud_vc', { handover: 2, cloud_vlan: 300 }), []);
+    assert.deepEqual(vcNames('cloud_vc', { handover: 3 }), ['handover']);
+    assert.deepEqual(vcNames('cloud_vc', { handover: null }), ['handover']);
+    assert.deepEqual(vcNames('cloud_vc', { handover: 2 }, { diversity: 1 }), ['handover']);
+    assert.deepEqual(vcNames('cloud_vc', { cloud_vlan: 300 }, { provider_vlans: 'single' }), ['cloud_vlan']);
+    assert.deepEqual(vcNames('cloud_vc', { cloud_vlan: null }, { provider_vlans: 'single' }), []);
+    assert.deepEqual(vcNames('cloud_vc', {}, { service_metro_area_network: 'man-ams' }, inAms), [
+      'connection',
+    ]);
+    const member = { managing_account: 'acc-b', consuming_account: 'acc-b', billing_account: 'acc-b' };
+    assert.deepEqual(vcNames('cloud_vc', member, {}, { actingAccounts: ['acc-b'], callerAllowed: true }), [
+      'network_service',
+    ]);
+  });
+
+  it('holds a change to what it touches and what those rules depend on', () => {
+    const service = circuit('p2p_vc');
+    const moved = vcOrder('p2p_vc', { consuming_account: 'acc-b' });
+    const concerned = (property: string) => property === 'consuming_account';
+    assert.deepEqual(
+      configProblems(moved, vcFacts(service, { actingAccounts: ['acc-a', 'acc-b'] }), concerned).map(
+        (p) => p.name,
+      ),
+      ['connection'],
+      'the B side is delivered in the service network',
+    );
+    assert.deepEqual(
+      configProblems(moved, vcFacts(service, { actingAccounts: ['acc-a', 'acc-b'] }), (p) => p === 'listed'),
+      [],
+    );
+  });
+});
+
+describe('rules between the configs of a service', () => {
+  const service = { id: 'ns-vc', consuming_account: 'acc-a', joining_member_account: 'acc-b', diversity: 2 };
+  const sibling = (id: string, extra: Partial<SiblingConfig> = {}): SiblingConfig => ({
+    id,
+    consuming_account: 'acc-a',
+    handover: null,
+    cloud_vlan: null,
+    device: 'dev-1',
+    ...extra,
+  });
+  const p2p = (consuming_account: string) => ({
+    type: 'p2p_vc' as const,
+    consuming_account,
+    handover: null,
+    cloud_vlan: null,
+  });
+  const cloud = (handover: number, cloud_vlan: number | null) => ({
+    type: 'cloud_vc' as const,
+    consuming_account: 'acc-a',
+    handover,
+    cloud_vlan,
+  });
+
+  it('lets a point-to-point circuit have one end on each side', () => {
+    assert.deepEqual(siblingClashes(p2p('acc-b'), service, 'dev-1', [sibling('nsc-a')]).conflicts, []);
+    const second = siblingClashes(p2p('acc-a'), service, 'dev-2', [sibling('nsc-a')]);
+    assert.deepEqual(
+      second.conflicts.map((c) => [c.resource_id, c.resource_property, c.remote_resource_id]),
+      [['nsc-a', 'consuming_account', 'ns-vc']],
+    );
+    assert.match(second.reasons[0], /nsc-a is the A side/);
+  });
+
+  it('lets a cloud service have one config per handover and provider VLAN, the handovers on distinct devices', () => {
+    const first = sibling('nsc-1', { handover: 1, cloud_vlan: null, device: 'dev-1' });
+    const same = siblingClashes(cloud(1, null), service, 'dev-1', [first]);
+    assert.deepEqual(
+      same.conflicts.map((c) => c.resource_id),
+      ['nsc-1'],
+    );
+    assert.deepEqual(siblingClashes(cloud(1, 300), service, 'dev-1', [first]).conflicts, []);
+    assert.deepEqual(
+      siblingClashes(cloud(1, 300), service, 'dev-1', [{ ...first, cloud_vlan: 300 }]).conflicts.length,
+      1,
+    );
+    const shared = siblingClashes(cloud(2, null), service, 'dev-1', [first]);
+    assert.deepEqual(
+      shared.problems.map((p) => p.name),
+      ['connection'],
+    );
+    assert.match(shared.problems[0].reason, /dev-1/);
+    assert.deepEqual(siblingClashes(cloud(2, null), service, 'dev-2', [first]), {
+      problems: [],
+      conflicts: [],
+      reasons: [],
+    });
+    assert.deepEqual(
+      siblingClashes(cloud(1, 300), { ...service, diversity: 1 }, 'dev-1', [first]).problems,
+      [],
+    );
+  });
+
+  it('finds every clash whatever the siblings', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            handover: fc.integer({ min: 1, max: 2 }),
+            cloud_vlan: fc.option(fc.integer({ min: 1, max: 3 })),
+            device: fc.constantFrom('dev-1', 'dev-2'),
+          }),
+        ),
+        fc.integer({ min: 1, max: 2 }),
+        fc.option(fc.integer({ min: 1, max: 3 })),
+        (others, handover, cloudVlan) => {
+          const siblings = others.map((other, index) => sibling(`nsc-${index}`, other));
+          const found = siblingClashes(cloud(handover, cloudVlan), service, 'dev-1', siblings);
+          const expected = siblings.filter((s) => s.handover === handover && s.cloud_vlan === cloudVlan);
+          assert.deepEqual(
+            found.conflicts.map((c) => c.resource_id),
+            expected.map((s) => s.id),
+          );
+        },
+      ),
     );
   });
 });
