@@ -162,6 +162,17 @@ export function createCircuitFaults(): Fault[] {
         on(CHANGE_REQUEST, req, 'POST') && res.status === 403 ? jsonResponse(202, sent(req)) : res,
     },
     {
+      id: 'change-request-leaves-circuit-in-production',
+      description: 'a circuit with an open change request reads as production, not production_change_pending',
+      full: only('CR-002'),
+      response: (res, req) =>
+        req.method === 'GET' && UNDER_SERVICES.test(pathnameOf(req))
+          ? editObjects(res, (item) =>
+              item.state === 'production_change_pending' ? { ...item, state: 'production' } : undefined,
+            )
+          : res,
+    },
+    {
       id: 'cloud-handover-beyond-diversity-accepted',
       description: "a cloud_vc config on a handover above the service's diversity is answered 201 as ordered",
       full: only('NSC-010'),

@@ -150,6 +150,8 @@ describe('conformance self-test: every injected fault is caught', function () {
     this.timeout(60_000);
     await ensureConnectionsOf(PRIMARY);
     await ensureLiveConnectionOf(PRIMARY);
+    // Circuits join the primary account's connection to one of the secondary account's.
+    await ensureLiveConnectionOf('acc-thames-cloud');
     await connectionsQuiet();
     earlier = await connectionIds();
     proxy = await startFaultProxy({ target: stack().baseUrl });

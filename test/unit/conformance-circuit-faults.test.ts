@@ -86,6 +86,8 @@ function fakeExchange() {
           200,
           second ? { ...circuit, billing_account: '', external_ref: null, purchase_order: '' } : circuit,
         );
+      case 'GET /network-services/c2':
+        return send(200, { ...circuit, id: 'c2', state: 'production_change_pending' });
       case 'POST /network-services/c1/change-request':
         return second
           ? send(400, problem(400, 'unable-to-fulfill'))
@@ -140,6 +142,7 @@ const SCRIPT: Step[] = [
   { method: 'POST', path: '/network-service-configs', body: { type: 'cloud_vc', handover: 3 } },
   { method: 'GET', path: '/network-service-configs/p1' },
   { method: 'POST', path: '/network-service-configs', body: { type: 'mp2mp_vc' }, second: true },
+  { method: 'GET', path: '/network-services/c2' },
 ];
 
 describe('faults in virtual circuits', () => {
@@ -206,7 +209,7 @@ describe('faults in virtual circuits', () => {
     assert.equal(json(shown[6]).id, 'c1');
   });
 
-  it('takes inverted capacities, answers rule changes 202, and the A side asking for a change', async () => {
+  it('takes inverted capacities, answers rule changes 202, the A side asking for a change, and hides a pending one', async () => {
     const inverted = await throughProxy(byId('rule-capacities-inverted-accepted'));
     assert.equal(inverted[8].status, 201);
     assert.equal(json(inverted[8]).capacity_min, 1000);
@@ -217,6 +220,9 @@ describe('faults in virtual circuits', () => {
     const fromA = await throughProxy(byId('change-request-from-a-side-accepted'));
     assert.equal(harness.direct()[12].status, 403);
     assert.equal(fromA[12].status, 202);
+    const pending = await throughProxy(byId('change-request-leaves-circuit-in-production'));
+    assert.equal(json(harness.direct()[16]).state, 'production_change_pending');
+    assert.equal(json(pending[16]).state, 'production');
   });
 
   it('takes a handover beyond the diversity and an uninvited member, and forgets roots', async () => {
