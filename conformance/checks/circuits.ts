@@ -233,23 +233,31 @@ async function circuitTo(
 }
 
 /**
- * Cancels everything the check ordered, newest first, then archives each service once it is
- * cancelled or decommissioned, so that nothing the suite ordered stays behind as cancelled (a
- * state older revisions do not know). A service going on a later day stays until then.
+ * Cancels everything the check ordered, newest first, then archives each config and service once
+ * it is cancelled or decommissioned, so that nothing the suite ordered stays behind as cancelled (a
+ * state older revisions do not know). What goes on a later day stays until then.
  */
-async function finish(t: CheckContext, services: readonly string[]): Promise<void> {
+async function finish(t: CheckContext): Promise<void> {
+  const ordered = t.suite.ledger
+    .outstanding()
+    .filter((entry) => entry.id !== undefined && [CONFIG_DESTROY, SERVICES.destroy].includes(entry.destroy))
+    // Configs first: a service is archived once its configs are.
+    .sort((a, b) => Number(a.destroy === SERVICES.destroy) - Number(b.destroy === SERVICES.destroy));
   await cleanUp(t);
-  for (const id of services) {
-    const ended = await waitFor(
-      t,
-      SERVICES.read,
-      id,
-      (read) =>
-        ['cancelled', 'decommissioned', 'archived', 'decommission_requested'].includes(String(read.state)),
-      SETTLING_MS * 2,
-    );
-    if (ended && ['cancelled', 'decommissioned'].includes(String(ended.state)))
-      await t.call(SERVICES.destroy, { id });
+  for (const { destroy, id, role } of ordered) {
+    const read = destroy === CONFIG_DESTROY ? CONFIGS.read : SERVICES.read;
+    const until = Date.now() + SETTLING_MS * 2;
+    for (;;) {
+      const response = await t.call(read, { id, role });
+      const state = isItem(response.body) ? String(response.body.state) : undefined;
+      if (state === 'cancelled' || state === 'decommissioned') {
+        await t.call(destroy, { id, role });
+        break;
+      }
+      if (response.status !== 200 || ['archived', 'decommission_requested'].includes(String(state))) break;
+      if (Date.now() >= until) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 }
 
@@ -376,10 +384,8 @@ const SERVICE_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 120_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const { service, id, marker, body } = await privateService(t);
-      ordered.push(id);
       t.must(
         EARLY.includes(String(service.state)),
         `a new service is ${show(service.state)}, not requested, allocated, testing or scheduled`,
@@ -439,7 +445,7 @@ const SERVICE_CHECK: CheckDefinition = {
         `a DELETE of service ${id}, ${String(ended.state)}, answers it ${show(isItem(archived.body) ? archived.body.state : archived.text.slice(0, 80))}, not archived`,
       );
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -569,7 +575,6 @@ const CIRCUIT_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const secondary = await secondAccount(t, 'a circuit needs a B side');
       const offering = await offeringOf(t, 'p2p_vc');
@@ -585,7 +590,6 @@ const CIRCUIT_CHECK: CheckDefinition = {
         );
       }
       const { service, id } = await circuitTo(t, secondary, offering);
-      ordered.push(id);
       t.must(
         service.joining_member_account === secondary,
         `the circuit ordered to ${secondary} answers joining_member_account ${show(service.joining_member_account)}`,
@@ -632,7 +636,7 @@ const CIRCUIT_CHECK: CheckDefinition = {
         );
       }
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -739,13 +743,11 @@ const RULE_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const secondary = await secondAccount(t, 'a rule is for an account other than the owner');
       const primary = await accountOf(t, 'primary');
       const offering = await offeringOf(t, 'mp2mp_vc');
       const { id: service } = await privateService(t, 'mp2mp_vc', offering);
-      ordered.push(service);
       const range = capacities(offering);
       const base: Item = {
         type: 'allow',
@@ -836,7 +838,7 @@ const RULE_CHECK: CheckDefinition = {
         `after its DELETE rule ${id} is still listed`,
       );
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -890,12 +892,10 @@ const PRIVACY_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const secondary = await secondAccount(t, 'privacy is seen from another account');
       const primary = await accountOf(t, 'primary');
       const { id } = await privateService(t);
-      ordered.push(id);
       const hidden = async (when: string) => {
         const read = await t.call(SERVICES.read, { id, role: 'secondary' });
         t.must(
@@ -929,7 +929,7 @@ const PRIVACY_CHECK: CheckDefinition = {
       t.must(removed.status === 200, `DELETE of allow rule ${allow.id} answered ${removed.status}, not 200`);
       await hidden('once its allow rule is removed');
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -948,13 +948,11 @@ const EARLY_REQUEST_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const secondary = await secondAccount(t, 'a circuit needs a B side');
       const offering = await offeringOf(t, 'p2p_vc');
       const step = bandwidthStep(offering);
       const { id } = await circuitTo(t, secondary, offering, step ? { capacity: step.from } : {});
-      ordered.push(id);
       const asked = { product_offering: offering.id, capacity: step?.to ?? capacities(offering).min };
       for (const role of ['primary', 'secondary'] as const) {
         const none = await t.call(REQUEST_READ, { id, role });
@@ -1006,7 +1004,7 @@ const EARLY_REQUEST_CHECK: CheckDefinition = {
         `after refused change requests GET of circuit ${id}'s answered ${still.status}, not 404`,
       );
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -1089,7 +1087,6 @@ const CLOUD_CONFIG_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const { offering, connection } = await placed(
         t,
@@ -1101,7 +1098,6 @@ const CLOUD_CONFIG_CHECK: CheckDefinition = {
         await ownOrder(t, 'cloud_vc', offering, { cloud_key: newMarker() }),
         'a cloud_vc service',
       );
-      ordered.push(id);
       const diversity =
         typeof service.diversity === 'number'
           ? service.diversity
@@ -1153,7 +1149,7 @@ const CLOUD_CONFIG_CHECK: CheckDefinition = {
         );
       }
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -1168,11 +1164,9 @@ const ROOT_CONFIG_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 90_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const { offering, connection } = await placed(t, 'p2mp_vc');
-      const { service, id } = await privateService(t, 'p2mp_vc', offering);
-      ordered.push(id);
+      const { service } = await privateService(t, 'p2mp_vc', offering);
       const { config, id: configId } = await orderVcConfig(t, 'primary', service, connection, {
         role: 'root',
       });
@@ -1190,7 +1184,7 @@ const ROOT_CONFIG_CHECK: CheckDefinition = {
       });
       validationRefusal(t, odd.response, ['role'], `a p2mp_vc config with role conformance-no-such-role`);
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -1205,7 +1199,6 @@ const MEMBER_CONFIG_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 120_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const secondary = await secondAccount(t, 'a member is another account');
       const primary = await accountOf(t, 'primary');
@@ -1215,7 +1208,6 @@ const MEMBER_CONFIG_CHECK: CheckDefinition = {
       );
       const connection = theirs.get(String(offering.handover_metro_area_network))!;
       const { service, id } = await privateService(t, 'mp2mp_vc', offering);
-      ordered.push(id);
       await orderVcConfig(t, 'primary', service, own);
       const refused = await attemptConfig(t, 'secondary', service, connection);
       const what = `another account's config on private service ${id}, which no rule opens to it,`;
@@ -1248,7 +1240,7 @@ const MEMBER_CONFIG_CHECK: CheckDefinition = {
         `with an allow rule, another account's config on service ${id} answered ${admitted.response.status}, not 201: ${admitted.response.text.slice(0, 200)}`,
       );
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
@@ -1313,7 +1305,6 @@ const CHANGE_CHECK: CheckDefinition = {
   safety: 'mutate',
   deadlineMs: 180_000,
   async run(t) {
-    const ordered: string[] = [];
     try {
       const secondary = await secondAccount(t, 'a circuit needs a B side');
       const theirs = await liveConnections(t, 'secondary');
@@ -1328,7 +1319,6 @@ const CHANGE_CHECK: CheckDefinition = {
           `${String(offering.id)} allows neither upgrades nor downgrades; no change can be asked for`,
         );
       const { service, id } = await circuitTo(t, secondary, offering, { capacity: step.from });
-      ordered.push(id);
       await orderVcConfig(t, 'primary', service, own);
       const seen = await t.call(SERVICES.read, { id, role: 'secondary' });
       await orderVcConfig(t, 'secondary', seen.status === 200 ? (seen.body as Item) : service, connection);
@@ -1447,7 +1437,7 @@ const CHANGE_CHECK: CheckDefinition = {
         );
       }
     } finally {
-      await finish(t, ordered);
+      await finish(t);
     }
   },
 };
