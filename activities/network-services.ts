@@ -95,9 +95,10 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
         if (order.pop && found.pop !== order.pop) misfits.push(`it is at ${found.pop}, not ${order.pop}`);
         if (found.handovers < order.diversity)
           misfits.push(`it has ${found.handovers} handover(s), the offering needs ${order.diversity}`);
-        if (order.bandwidth !== null && found.bandwidthLimit < order.bandwidth)
+        // Without a capacity the service takes the circuit as the customer bought it.
+        if (order.capacity !== null && found.bandwidthLimit < order.capacity)
           misfits.push(
-            `it carries at most ${found.bandwidthLimit} Mbit/s, the service asks for ${order.bandwidth}`,
+            `it carries at most ${found.bandwidthLimit} Mbit/s, the service asks for ${order.capacity}`,
           );
         if (misfits.length)
           throw ApplicationFailure.nonRetryable(
@@ -118,9 +119,10 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
       const ref = order.providerRef;
       await provider(async () => {
         for (const handover of agenda.handovers)
+          // The provider VLAN the config selects (null: the handover's only one, or all unmatched).
           await cloud.connectHandover(ref, handover.handover, {
             device: handover.device,
-            vlan: handover.vlan,
+            vlan: handover.cloudVlan,
           });
       });
       return { connected: agenda.handovers.map((handover) => handover.handover) };
@@ -129,9 +131,10 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
     /** Gives the circuit the service's bandwidth at the provider. */
     async changeCloudBandwidth({ serviceId }: { serviceId: string }): Promise<void> {
       const { order } = await cloudOf(serviceId);
-      if (!order.providerRef || order.bandwidth === null) return;
+      // A customer's circuit keeps the bandwidth the customer bought unless a capacity is asked for.
+      const bandwidth = order.workflow === 'provider_first' ? order.capacity : order.bandwidth;
+      if (!order.providerRef || bandwidth === null) return;
       const ref = order.providerRef;
-      const bandwidth = order.bandwidth;
       await provider(() => cloud.changeBandwidth(ref, bandwidth));
     },
 

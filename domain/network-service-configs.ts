@@ -1,3 +1,5 @@
+import type { JoiningTerms } from './member-joining-rules';
+import { standingOn } from './member-joining-rules';
 import type { Conflict, PropertyError } from './errors';
 import { SERVICE_GOING } from './network-services';
 import type { State } from './states';
@@ -150,11 +152,8 @@ export interface ConfigOffering {
 }
 
 /** A member joining rule of a multipoint service, for one account. */
-export interface JoiningRule {
-  type: 'allow' | 'deny';
-  capacity_min: number | null;
-  capacity_max: number | null;
-}
+/** The rule that names an account on a multipoint service (one at most). */
+export type JoiningRule = JoiningTerms;
 
 /** What the rules need to know beyond the order itself; undefined where there is nothing to see. */
 export interface ConfigOrderFacts {
@@ -187,32 +186,6 @@ export const CARRYING_STATES: ReadonlySet<State> = new Set<State>([
 
 /** ASNs no network announces: 0, AS_TRANS, the last 16-bit and the last 32-bit ASN. */
 const RESERVED_ASNS: ReadonlySet<number> = new Set([0, 23456, 65535, 4294967295]);
-
-/** Whether a multipoint service takes an account as a member, and within which bounds. */
-export type Admission =
-  { admitted: true; capacityMin: number | null; capacityMax: number | null } | { admitted: false };
-
-/**
- * Whether a multipoint service admits `account` as a member: its own consuming account always, on
- * a public service every account no rule denies, on a private one only the accounts a rule allows.
- * An allow rule's bounds come with the admission: the config's capacity is at least its minimum,
- * and its maximum caps the rate on the device.
- */
-export function memberAdmission(
-  service: { consuming_account: string; public: boolean },
-  account: string,
-  rule: JoiningRule | undefined,
-): Admission {
-  const allowed = rule?.type === 'allow';
-  const bounds = {
-    capacityMin: allowed ? rule.capacity_min : null,
-    capacityMax: allowed ? rule.capacity_max : null,
-  };
-  if (account === service.consuming_account) return { admitted: true, ...bounds };
-  if (rule?.type === 'deny') return { admitted: false };
-  if (allowed || service.public) return { admitted: true, ...bounds };
-  return { admitted: false };
-}
 
 /** The side of a point-to-point circuit an account's config is: A (the service's consumer) or B. */
 export function p2pSide(
@@ -395,19 +368,19 @@ export function configProblems(
     case 'mp2mp_vc':
     case 'p2mp_vc':
       if (ours) {
-        const admission = memberAdmission(ours, order.consuming_account, facts.memberRule);
+        const admission = standingOn(ours, order.consuming_account, facts.memberRule);
         if (!admission.admitted)
           problem('network_service', `the rules of ${ours.id} do not admit ${order.consuming_account}`, [
             'consuming_account',
           ]);
         else if (
-          admission.capacityMin !== null &&
+          admission.capacity_min !== null &&
           order.capacity !== null &&
-          order.capacity < admission.capacityMin
+          order.capacity < admission.capacity_min
         )
           problem(
             'capacity',
-            `${ours.id} admits ${order.consuming_account} with at least ${admission.capacityMin} Mbit/s`,
+            `${ours.id} admits ${order.consuming_account} with at least ${admission.capacity_min} Mbit/s`,
             ['consuming_account'],
           );
       }

@@ -52,6 +52,8 @@ export interface CloudOrder {
   key: string;
   /** Mbit/s the circuit is to carry: the capacity, else the offering's maximum. */
   bandwidth: number | null;
+  /** The capacity the customer asked for; null leaves a customer's circuit as the customer bought it. */
+  capacity: number | null;
   diversity: number;
   vlans: 'single' | 'multi';
   providerRef: string | null;
@@ -562,6 +564,7 @@ export function createNetworkServiceRepository(deps: {
               pop: (row.service_provider_pop as string | null) ?? null,
               key: (row.cloud_key as string | null) ?? '',
               bandwidth: number(row.capacity) ?? number(row.bandwidth_max),
+              capacity: number(row.capacity),
               diversity: number(row.diversity) ?? 1,
               vlans: (row.provider_vlans as CloudOrder['vlans'] | null) ?? 'single',
               providerRef: (row.provider_ref as string | null) ?? null,

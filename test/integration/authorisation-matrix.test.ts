@@ -137,8 +137,10 @@ async function runSubjectCase(
       token,
       part.method === 'GET' ? undefined : PART_BODY,
     );
-    if (part.method === 'GET') expectStatus(response, access === 'none' ? 404 : 200, `GET ${part.path}`);
-    else expectStatus(response, changeStatus(access, 202), `${part.method} ${part.path}`);
+    const expected =
+      fixture.partStatus?.(part, access) ??
+      (part.method === 'GET' ? (access === 'none' ? 404 : 200) : changeStatus(access, 202));
+    expectStatus(response, expected, `${part.method} ${part.path}`);
   }
   if (ops.update && fixture.updateBody) {
     const put = await received.send('PUT', path(ops.update.path), token, fixture.updateBody(world, subject));

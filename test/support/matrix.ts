@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { createTokenService } from '../../api/token-service';
+import { absentConfigOrder } from '../../domain/network-service-configs';
 import type { Access } from '../../domain/authority';
 import { request } from './http';
 import { stack } from './stack';
@@ -107,6 +108,11 @@ export interface MatrixFixture {
   createBody?: (world: World) => Promise<Record<string, unknown>>;
   updateBody?: (world: World, subject: Subject) => Record<string, unknown>;
   patchBody?: (world: World, subject: Subject) => Record<string, unknown>;
+  /**
+   * The status a part of the resource answers an identity with this access, where it differs from
+   * the usual (GET 200, a change 202, with a letter of authorisation as the body).
+   */
+  partStatus?: (part: { method: string; path: string }, access: Access) => number | undefined;
   /** Properties an identity with `discover` access may see. */
   publicView?: readonly string[];
   /**
@@ -324,6 +330,31 @@ const matrixService = (world: World) => ({
   cloud_key: null,
 });
 
+/** One multipoint service per world carries the matrix's multipoint configs. */
+const multipoints = new WeakMap<World, Promise<string>>();
+function multipointServiceOf(world: World): Promise<string> {
+  let service = multipoints.get(world);
+  if (!service) {
+    service = stack()
+      .db.networkServices.create(matrixService(world))
+      .then(({ service: created }) => created.id);
+    multipoints.set(world, service);
+  }
+  return service;
+}
+
+/** A multipoint config order of the owner for the sub-account on the world's connection. */
+const matrixMultipointConfig = async (world: World) => ({
+  type: 'mp2mp_vc' as const,
+  network_service: await multipointServiceOf(world),
+  managing_account: world.accounts.owner,
+  consuming_account: world.accounts['sub-account'],
+  billing_account: world.accounts.owner,
+  role_assignments: [] as string[],
+  connection: (await carrierOf(world)).id,
+  vlan_config: { vlan_type: 'dot1q' as const, vlan: null },
+});
+
 /** Addresses from a range no exchange subnet uses (RFC 2544's benchmark range). */
 const randomOwnAddress = () => `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1)[0] % 254)}`;
 
@@ -403,6 +434,10 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
         display_name: 'Matrix replaced',
       }),
       patchBody: () => ({ type: 'mp2mp_vc', purchase_order: 'matrix patched' }),
+      // Change requests belong to point-to-point circuits: a multipoint service has none to read
+      // or withdraw, whoever asks, and a letter of authorisation is no change request.
+      partStatus: (part) =>
+        part.path.endsWith('/change-request') ? (part.method === 'POST' ? 415 : 404) : undefined,
     },
   ],
   'network-features': { kind: 'catalogue' },
@@ -550,33 +585,60 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
         address: randomUnicastMac(),
       }),
   },
-  'network-service-configs': {
-    kind: 'subject',
-    asynchronous: true,
-    async setup(world) {
-      const external = canary('config-ref');
-      const order = canary('config-po');
-      const { config } = await matrixConfig(world, { external_ref: external, purchase_order: order });
-      return { id: config, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+  'network-service-configs': [
+    {
+      kind: 'subject',
+      label: 'exchange LAN',
+      asynchronous: true,
+      async setup(world) {
+        const external = canary('config-ref');
+        const order = canary('config-po');
+        const { config } = await matrixConfig(world, { external_ref: external, purchase_order: order });
+        return { id: config, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+      },
+      async createBody(world) {
+        const assignments = await ownerReadyToOrder(world, ['role-noc', 'role-peering']);
+        const connection = await carrierOf(world);
+        return {
+          type: 'exchange_lan',
+          network_service: MATRIX_EXCHANGE_LAN,
+          managing_account: world.accounts.owner,
+          consuming_account: world.accounts['sub-account'],
+          billing_account: world.accounts.owner,
+          role_assignments: assignments,
+          connection: connection.id,
+          vlan_config: { vlan_type: 'dot1q' },
+          asns: [64512],
+          listed: false,
+        };
+      },
+      patchBody: () => ({ type: 'exchange_lan', purchase_order: 'matrix patched' }),
     },
-    async createBody(world) {
-      const assignments = await ownerReadyToOrder(world, ['role-noc', 'role-peering']);
-      const connection = await carrierOf(world);
-      return {
-        type: 'exchange_lan',
-        network_service: MATRIX_EXCHANGE_LAN,
-        managing_account: world.accounts.owner,
-        consuming_account: world.accounts['sub-account'],
-        billing_account: world.accounts.owner,
-        role_assignments: assignments,
-        connection: connection.id,
-        vlan_config: { vlan_type: 'dot1q' },
-        asns: [64512],
-        listed: false,
-      };
+    {
+      kind: 'subject',
+      label: 'multipoint',
+      asynchronous: true,
+      async setup(world) {
+        const external = canary('vc-config-ref');
+        const order = canary('vc-config-po');
+        const { config } = await stack().db.networkServiceConfigs.create(
+          {
+            ...absentConfigOrder('mp2mp_vc'),
+            ...(await matrixMultipointConfig(world)),
+            external_ref: external,
+            purchase_order: order,
+          },
+          { quarantineSeconds: 0 },
+        );
+        return { id: config.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
+      },
+      async createBody(world) {
+        const assignments = await ownerReadyToOrder(world, ['role-noc']);
+        return { ...(await matrixMultipointConfig(world)), role_assignments: assignments };
+      },
+      patchBody: () => ({ type: 'mp2mp_vc', purchase_order: 'matrix patched' }),
     },
-    patchBody: () => ({ type: 'exchange_lan', purchase_order: 'matrix patched' }),
-  },
+  ],
   'network-feature-configs': {
     kind: 'subject',
     asynchronous: true,

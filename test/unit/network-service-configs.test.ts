@@ -7,12 +7,7 @@ import type {
   JoiningRule,
   SiblingConfig,
 } from '../../domain/network-service-configs';
-import {
-  absentConfigOrder,
-  configProblems,
-  memberAdmission,
-  siblingClashes,
-} from '../../domain/network-service-configs';
+import { absentConfigOrder, configProblems, siblingClashes } from '../../domain/network-service-configs';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible, vlanConfigOf } from '../../domain/vlans';
 
@@ -292,33 +287,6 @@ describe('virtual-circuit config rules', () => {
       assert.deepEqual(vcNames(type, {}, { service_metro_area_network: 'man-ams' }, inAms), []);
       assert.deepEqual(vcNames(type, {}, {}, inAms), ['connection']);
     }
-  });
-
-  it('decides admission from the service and the member’s rule alone', () => {
-    const service = { consuming_account: 'acc-a', public: false };
-    const allow: JoiningRule = { type: 'allow', capacity_min: 100, capacity_max: 500 };
-    const deny: JoiningRule = { type: 'deny', capacity_min: null, capacity_max: null };
-    assert.deepEqual(memberAdmission(service, 'acc-a', undefined), {
-      admitted: true,
-      capacityMin: null,
-      capacityMax: null,
-    });
-    assert.deepEqual(memberAdmission(service, 'acc-a', deny).admitted, true, 'its own consumer always');
-    assert.deepEqual(memberAdmission(service, 'acc-b', undefined), { admitted: false });
-    assert.deepEqual(memberAdmission(service, 'acc-b', deny), { admitted: false });
-    assert.deepEqual(memberAdmission(service, 'acc-b', allow), {
-      admitted: true,
-      capacityMin: 100,
-      capacityMax: 500,
-    });
-    const open = { ...service, public: true };
-    assert.deepEqual(memberAdmission(open, 'acc-b', undefined).admitted, true);
-    assert.deepEqual(memberAdmission(open, 'acc-b', deny), { admitted: false });
-    assert.deepEqual(memberAdmission(open, 'acc-b', allow), {
-      admitted: true,
-      capacityMin: 100,
-      capacityMax: 500,
-    });
   });
 
   it('hands a cloud service over to its owners, by handover and provider VLAN, in its handover network', () => {
