@@ -47,6 +47,17 @@ async function scopeOf(t: CheckContext, role: 'primary' | 'secondary'): Promise<
   return scope;
 }
 
+/**
+ * Whether a resource is meant to be seen beyond its accounts by one of `scope`: a circuit whose B
+ * side it is, a public multipoint service, or a multipoint service with joining rules (which may
+ * admit it).
+ */
+function sharedWith(item: Item, scope: ReadonlySet<string>): boolean {
+  if (scope.has(String(item.joining_member_account))) return true;
+  if (item.public === true) return true;
+  return Array.isArray(item.member_joining_rules) && item.member_joining_rules.length > 0;
+}
+
 /** The primary account's id, for checks in which a second account looks at it. */
 async function primaryForSecondary(t: CheckContext): Promise<string> {
   if (!t.suite.hasCredentials('secondary')) t.notApplicable('no credentials for a second account were given');
@@ -113,7 +124,7 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
     id: 'ISO-003',
     title: 'Resources of the primary account are invisible to an unrelated account',
     clause:
-      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters).",
+      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters); circuits whose B side it is and multipoint services that are public or have joining rules are shared on purpose and left out.",
     operations: ['accounts_list'],
     safety: 'read',
     async run(t) {
@@ -134,7 +145,8 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
           (item) =>
             'managing_account' in item &&
             [item.managing_account, item.consuming_account].some((a) => primaryScope.has(String(a))) &&
-            ![item.managing_account, item.consuming_account].some((a) => secondaryScope.has(String(a))),
+            ![item.managing_account, item.consuming_account].some((a) => secondaryScope.has(String(a))) &&
+            !sharedWith(item, secondaryScope),
         );
         for (const item of owned.slice(0, 2)) {
           tried += 1;
