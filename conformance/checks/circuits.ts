@@ -641,6 +641,48 @@ const CIRCUIT_CHECK: CheckDefinition = {
   },
 };
 
+const PUBLIC_CHECK: CheckDefinition = {
+  id: 'NS-006',
+  title: "A public multipoint service is seen by every account, without what is its owner's business",
+  clause:
+    "Network services: a public (public: true) mp2mp_vc service is one any account may join unless a deny rule names it, so another account should read it and find it in its list; what it sees carries none of the owner's sensitive properties (hidden or zeroed).",
+  operations: [CREATE, SERVICES.read, 'network_services_list'],
+  requires: [...ORDERING_SERVICES, 'network_services_list'],
+  safety: 'mutate',
+  deadlineMs: 90_000,
+  async run(t) {
+    try {
+      await secondAccount(t, 'what others see of a public service is seen from another account');
+      const offering = await offeringOf(t, 'mp2mp_vc');
+      const { id } = await orderService(
+        t,
+        await ownOrder(t, 'mp2mp_vc', offering, {
+          display_name: 'Conformance public VLAN',
+          public: true,
+          purchase_order: 'CONFORMANCE-PO-PUBLIC',
+        }),
+        'a public mp2mp_vc service',
+      );
+      const read = await t.call(SERVICES.read, { id, role: 'secondary' });
+      if (
+        t.should(
+          read.status === 200,
+          `another account reading public service ${id} got ${read.status}; those who may join it cannot find it`,
+        )
+      ) {
+        const shown = t.suite.sensitive.size ? sensitiveShown(t, read.body as Item) : [];
+        t.must(!shown.length, `another account sees ${shown.join(', ')} of public service ${id}`);
+      }
+      t.should(
+        await listedFor(t, 'network_services_list', id, 'secondary'),
+        `public service ${id} is not in another account's list`,
+      );
+    } finally {
+      await finish(t);
+    }
+  },
+};
+
 // ---------------------------------------------------------------------------------------------
 // Member joining rules
 // ---------------------------------------------------------------------------------------------
@@ -1451,6 +1493,7 @@ export const CIRCUIT_CHECKS: CheckDefinition[] = [
   REFUSAL_CHECK,
   CLOUD_KEY_CHECK,
   CIRCUIT_CHECK,
+  PUBLIC_CHECK,
   RULE_CHECK,
   PRIVACY_CHECK,
   EARLY_REQUEST_CHECK,

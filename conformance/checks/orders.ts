@@ -365,7 +365,15 @@ export async function cancel(t: CheckContext, subject: Cancellable, id: string):
     `the refused DELETE cancelled ${subject.noun} ${id} anyway (it is ${String(still?.state)})`,
   );
 
-  await foreignAttempt(t, subject, subject.destroy, id, {}, ['state', 'decommission_at']);
+  // Provisioning may move the state on meanwhile; only a cancellation would be the other's doing.
+  await foreignAttempt(t, subject, subject.destroy, id, {}, ['decommission_at']);
+  if (t.suite.hasCredentials('secondary')) {
+    const untouched = await current(t, subject, id);
+    t.must(
+      !untouched || !GOING.includes(String(untouched.state)),
+      `another account's DELETE cancelled ${subject.noun} ${id} (it is ${String(untouched?.state)})`,
+    );
+  }
 
   const deleted = await t.call(subject.destroy, { id });
   t.must(deleted.status === 202, `DELETE of ${subject.noun} ${id} answered ${deleted.status}, not 202`);

@@ -115,6 +115,20 @@ export function createCircuitFaults(): Fault[] {
           : res,
     },
     {
+      id: 'public-service-shows-references',
+      description:
+        "a public multipoint service shows other accounts its owner's external_ref and purchase_order",
+      full: only('NS-006'),
+      response: (res, req) =>
+        req.method === 'GET' && UNDER_SERVICES.test(pathnameOf(req))
+          ? editObjects(res, (item) =>
+              item.public === true && item.billing_account === ''
+                ? { ...item, external_ref: 'leaked-ref', purchase_order: 'LEAKED-PO' }
+                : undefined,
+            )
+          : res,
+    },
+    {
       id: 'private-service-shown-to-others',
       description:
         'a network service the caller cannot see (or that does not exist) reads as the last service served',

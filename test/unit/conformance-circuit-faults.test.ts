@@ -88,6 +88,14 @@ function fakeExchange() {
         );
       case 'GET /network-services/c2':
         return send(200, { ...circuit, id: 'c2', state: 'production_change_pending' });
+      case 'GET /network-services/ns3':
+        return send(200, {
+          id: 'ns3',
+          type: 'mp2mp_vc',
+          public: true,
+          billing_account: '',
+          external_ref: null,
+        });
       case 'POST /network-services/c1/change-request':
         return second
           ? send(400, problem(400, 'unable-to-fulfill'))
@@ -143,6 +151,7 @@ const SCRIPT: Step[] = [
   { method: 'GET', path: '/network-service-configs/p1' },
   { method: 'POST', path: '/network-service-configs', body: { type: 'mp2mp_vc' }, second: true },
   { method: 'GET', path: '/network-services/c2' },
+  { method: 'GET', path: '/network-services/ns3', second: true },
 ];
 
 describe('faults in virtual circuits', () => {
@@ -199,10 +208,13 @@ describe('faults in virtual circuits', () => {
     assert.deepEqual([empty[7].status, empty[7].body], [204, '']);
   });
 
-  it("shows the B side the owner's references, and another account the private service", async () => {
+  it("shows the B side and others the owner's references, and another account the private service", async () => {
     const leaked = await throughProxy(byId('circuit-b-side-sees-references'));
     assert.equal(json(leaked[5]).external_ref, 'leaked-ref');
     assert.equal(json(harness.direct()[5]).external_ref, null);
+    const published = await throughProxy(byId('public-service-shows-references'));
+    assert.equal(json(published[17]).external_ref, 'leaked-ref');
+    assert.deepEqual(published[5], harness.direct()[5]);
     const shown = await throughProxy(byId('private-service-shown-to-others'));
     assert.equal(harness.direct()[6].status, 404);
     assert.equal(shown[6].status, 200);
