@@ -26,6 +26,9 @@ const FAMILIES: Record<string, string> = {
   NSC: 'Network service configs, their addresses and MACs (profile full)',
   NFC: 'Route-server sessions (profile full)',
   STAT: 'Traffic statistics',
+  NS: 'Network services customers order',
+  MJR: 'Member joining rules',
+  CR: 'Change requests of point-to-point circuits (profile full)',
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

@@ -70,7 +70,7 @@ interface Access {
 }
 
 /** The exchange LANs in production, by the metro area network they are delivered in. */
-async function exchangeLans(t: CheckContext): Promise<Map<string, Item>> {
+export async function exchangeLans(t: CheckContext): Promise<Map<string, Item>> {
   const services = t
     .items(await t.call('network_services_list', { query: 'type=exchange_lan' }))
     .filter((service) => service.type === 'exchange_lan' && (service.state ?? 'production') === 'production');
@@ -82,7 +82,7 @@ async function exchangeLans(t: CheckContext): Promise<Map<string, Item>> {
 }
 
 /** The metro area network each connection offering hands over in. */
-async function handoverNetworks(t: CheckContext): Promise<Map<string, string>> {
+export async function handoverNetworks(t: CheckContext): Promise<Map<string, string>> {
   const offerings = t.items(await t.call('product_offerings_list', { query: 'type=connection' }));
   return new Map(
     offerings.map((offering) => [String(offering.id), String(offering.handover_metro_area_network)]),
@@ -115,11 +115,11 @@ async function liveAccess(t: CheckContext): Promise<Access> {
   return { connection, service: lans.get(networks.get(String(connection.product_offering))!)! };
 }
 
-const tagged = (connection: Item) =>
+export const tagged = (connection: Item) =>
   !Array.isArray(connection.vlan_types) || connection.vlan_types.includes('dot1q');
 
 /** How a config of the suite's is tagged: one 802.1Q tag the exchange chooses, where it can. */
-const vlanConfigFor = (connection: Item): Item =>
+export const vlanConfigFor = (connection: Item): Item =>
   tagged(connection)
     ? { vlan_type: 'dot1q' }
     : { vlan_type: String((connection.vlan_types as unknown[])[0]) };

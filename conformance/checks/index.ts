@@ -2,6 +2,7 @@ import type { OpenApiDocument } from '../../spec';
 import { specOperations } from '../../spec';
 import type { CheckDefinition } from '../runner';
 import { AUTH_CHECKS, tokenRequiredChecks } from './auth';
+import { CIRCUIT_CHECKS, CIRCUIT_READ_CHECKS } from './circuits';
 import { collectionChecks } from './collections';
 import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
@@ -25,11 +26,13 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...ISOLATION_CHECKS,
     ...CONNECTION_READ_CHECKS,
     ...STATISTICS_CHECKS,
+    ...CIRCUIT_READ_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
     ...ORDER_CHECKS,
     ...CONFIG_CHECKS,
     ...SESSION_CHECKS,
+    ...CIRCUIT_CHECKS,
   ];
   const ids = new Set<string>();
   for (const check of checks) {

@@ -6,7 +6,7 @@ const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence'
 type Item = Record<string, unknown>;
 
 /** Properties the judged document marks sensitive in the schemas whose names match. */
-function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
+export function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
   const schemas = t.suite.document.components.schemas as Record<
     string,
     { properties?: Record<string, { 'x-sensitive'?: boolean }> }
@@ -21,7 +21,7 @@ function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
 }
 
 /** Absent, null or the zero value a redacted required property takes. */
-const isZero = (value: unknown) =>
+export const isZero = (value: unknown) =>
   value === null || value === undefined || value === '' || value === 0 || value === false;
 
 /** Redaction rules hold only where the judged revision marks account properties sensitive. */
@@ -45,6 +45,17 @@ async function scopeOf(t: CheckContext, role: 'primary' | 'secondary'): Promise<
     }
   }
   return scope;
+}
+
+/**
+ * Whether a resource is meant to be seen beyond its accounts by one of `scope`: a circuit whose B
+ * side it is, a public multipoint service, or a multipoint service with joining rules (which may
+ * admit it).
+ */
+function sharedWith(item: Item, scope: ReadonlySet<string>): boolean {
+  if (scope.has(String(item.joining_member_account))) return true;
+  if (item.public === true) return true;
+  return Array.isArray(item.member_joining_rules) && item.member_joining_rules.length > 0;
 }
 
 /** The primary account's id, for checks in which a second account looks at it. */
@@ -113,7 +124,7 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
     id: 'ISO-003',
     title: 'Resources of the primary account are invisible to an unrelated account',
     clause:
-      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters).",
+      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters); circuits whose B side it is and multipoint services that are public or have joining rules are shared on purpose and left out.",
     operations: ['accounts_list'],
     safety: 'read',
     async run(t) {
@@ -134,7 +145,8 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
           (item) =>
             'managing_account' in item &&
             [item.managing_account, item.consuming_account].some((a) => primaryScope.has(String(a))) &&
-            ![item.managing_account, item.consuming_account].some((a) => secondaryScope.has(String(a))),
+            ![item.managing_account, item.consuming_account].some((a) => secondaryScope.has(String(a))) &&
+            !sharedWith(item, secondaryScope),
         );
         for (const item of owned.slice(0, 2)) {
           tried += 1;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { CheckContext, CheckDefinition } from '../runner';
+import type { Role } from '../suite';
 import type { Cancellable, Readable, Subject } from './connections';
 import {
   addDays,
@@ -58,7 +59,8 @@ const noPeriod = (period: unknown) =>
   period === undefined ||
   (typeof period === 'string' && /^P(?:T?0+[YMWDHS])+$/.test(period));
 
-function orderableNow(offering: Item): boolean {
+/** Whether an offering can be ordered today, by its orderable window. */
+export function orderableNow(offering: Item): boolean {
   const now = Date.now();
   const from = offering.orderable_not_before;
   const until = offering.orderable_not_after;
@@ -69,22 +71,26 @@ function orderableNow(offering: Item): boolean {
 }
 
 /**
- * What picks, for a list of roles, role assignments of the primary account's that hold them (its
- * own contacts' first); it answers undefined when a role has no holder.
+ * What picks, for a list of roles, role assignments of the account `role` acts as (the primary
+ * one by default) that hold them (its own contacts' first); it answers undefined when a role has
+ * no holder.
  */
 export async function roleCover(
   t: CheckContext,
+  role: Role = 'primary',
 ): Promise<(roles: readonly unknown[]) => string[] | undefined> {
-  const primary = (await t.session()).accountId;
-  const assignments = t.items(await t.call('role_assignments_list'));
-  const contacts = t.suite.isDeclared('contacts_list') ? t.items(await t.call('contacts_list')) : [];
+  const account = (await t.session(role)).accountId;
+  const assignments = t.items(await t.call('role_assignments_list', { role }));
+  const contacts = t.suite.isDeclared('contacts_list')
+    ? t.items(await t.call('contacts_list', { role }))
+    : [];
   const own = new Set(
-    contacts.filter((contact) => contact.consuming_account === primary).map((contact) => contact.id),
+    contacts.filter((contact) => contact.consuming_account === account).map((contact) => contact.id),
   );
   return (roles) => {
     const picked: string[] = [];
-    for (const role of roles) {
-      const holders = assignments.filter((assignment) => assignment.role === role);
+    for (const wanted of roles) {
+      const holders = assignments.filter((assignment) => assignment.role === wanted);
       const holder = holders.find((assignment) => own.has(assignment.contact)) ?? holders[0];
       if (!holder) return undefined;
       picked.push(String(holder.id));
@@ -359,7 +365,15 @@ export async function cancel(t: CheckContext, subject: Cancellable, id: string):
     `the refused DELETE cancelled ${subject.noun} ${id} anyway (it is ${String(still?.state)})`,
   );
 
-  await foreignAttempt(t, subject, subject.destroy, id, {}, ['state', 'decommission_at']);
+  // Provisioning may move the state on meanwhile; only a cancellation would be the other's doing.
+  await foreignAttempt(t, subject, subject.destroy, id, {}, ['decommission_at']);
+  if (t.suite.hasCredentials('secondary')) {
+    const untouched = await current(t, subject, id);
+    t.must(
+      !untouched || !GOING.includes(String(untouched.state)),
+      `another account's DELETE cancelled ${subject.noun} ${id} (it is ${String(untouched?.state)})`,
+    );
+  }
 
   const deleted = await t.call(subject.destroy, { id });
   t.must(deleted.status === 202, `DELETE of ${subject.noun} ${id} answered ${deleted.status}, not 202`);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import type { RunSummary } from '../../conformance';
 import { runConformance } from '../../conformance';
+import { CIRCUIT_FAULTS } from '../../conformance/selftest/circuit-faults';
 import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';
 import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults';
 import type { Fault } from '../../conformance/selftest/faults';
@@ -39,14 +40,15 @@ const describeResult = (r: RunSummary['results'][number]) =>
 const PRIMARY = 'acc-transit-partners';
 
 /**
- * Faults in any collection, in connections and port reservations, in network service configs, and
- * in route-server sessions and statistics.
+ * Faults in any collection, in connections and port reservations, in network service configs, in
+ * route-server sessions and statistics, and in virtual circuits.
  */
 const FAULTS: readonly Fault[] = [
   ...GENERAL_FAULTS,
   ...CONNECTION_FAULTS,
   ...CONFIG_FAULTS,
   ...SESSION_FAULTS,
+  ...CIRCUIT_FAULTS,
 ];
 
 const run = (proxy: FaultProxy, full?: { only: readonly string[] }) =>
@@ -148,6 +150,8 @@ describe('conformance self-test: every injected fault is caught', function () {
     this.timeout(60_000);
     await ensureConnectionsOf(PRIMARY);
     await ensureLiveConnectionOf(PRIMARY);
+    // Circuits join the primary account's connection to one of the secondary account's.
+    await ensureLiveConnectionOf('acc-thames-cloud');
     await connectionsQuiet();
     earlier = await connectionIds();
     proxy = await startFaultProxy({ target: stack().baseUrl });
