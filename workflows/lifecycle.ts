@@ -67,7 +67,10 @@ export interface Frame<A extends LifecycleAgenda> {
   step(name: string): void;
   /** The agenda as last read. */
   latest(): A;
-  /** Reads the agenda again. */
+  /**
+   * Reads the agenda again, and stops what is going on if the resource is to be cancelled or to go
+   * (a cancellation asked for while a step waited is never read past).
+   */
   look(): Promise<A>;
   move(event: LifecycleEvent, status: StatusEntry[]): Promise<State>;
   /** Waits until `ready` (true) or `timeoutMs` passed (false), stopping for a cancellation or decommission. */
@@ -161,8 +164,9 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
       const settled =
         remaining === undefined ? (await condition(wake), true) : await condition(wake, remaining);
       if (ready()) return true;
-      if (!settled) return false;
+      // A wake-up that came with the timeout counts too: what it announced is not lost.
       await interruptions();
+      if (!settled) return false;
     }
   };
   const frame: Frame<A> = {
@@ -170,7 +174,12 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
       step = name;
     },
     latest: () => latest!,
-    look,
+    async look() {
+      const now = await look();
+      if (now.cancelRequested) throw new Cancelled();
+      if (now.state === 'decommission_requested') throw new Decommissioning();
+      return now;
+    },
     move,
     waitFor,
     interruptions,

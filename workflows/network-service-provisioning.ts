@@ -23,7 +23,10 @@ export interface ProvisionNetworkServiceInput {
   serviceId: string;
   /** The revision of the service the fabric and the provider carry (after a continue-as-new). */
   configuredRevision?: number;
-  /** How often to look at the service's configs while waiting for them (ms). */
+  /**
+   * How often to look at the service's configs while waiting for them (ms), besides the signal
+   * each config's move sends; a safety net, so rare.
+   */
   recheckMs?: number;
 }
 
@@ -38,7 +41,7 @@ export interface ProvisionNetworkServiceInput {
 export async function provisionNetworkService({
   serviceId,
   configuredRevision = 0,
-  recheckMs = 3_000,
+  recheckMs = 60_000,
 }: ProvisionNetworkServiceInput): Promise<Outcome> {
   let configured = configuredRevision;
   return runLifecycle({
@@ -132,7 +135,8 @@ export async function provisionNetworkService({
       for (;;) {
         const agenda = await activities.networkServiceAgenda({ serviceId });
         if (!agenda || agenda.liveConfigs === 0) break;
-        await sleep(recheckMs);
+        // The configs go on the same day; this wait is short.
+        await sleep(Math.min(recheckMs, 2_000));
       }
     },
     continueAsNew: () =>

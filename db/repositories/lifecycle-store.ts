@@ -89,6 +89,8 @@ export function createLifecycleStore<R>(deps: {
   read: (id: string, transaction: Transaction) => Promise<R | undefined>;
   /** Runs when the resource is cancelled or decommissioned, in the same transaction. */
   onEnded?: (id: string, transaction: Transaction) => Promise<void>;
+  /** Runs after every move along the lifecycle, in the same transaction (to tell others of it). */
+  onMoved?: (id: string, to: State, transaction: Transaction) => Promise<void>;
   /**
    * Runs when the resource is asked to go, in the same transaction, with the policy it goes by;
    * answers the messages for the resources that go with it.
@@ -217,6 +219,7 @@ export function createLifecycleStore<R>(deps: {
         );
         if ((to === 'decommissioned' || to === 'cancelled') && deps.onEnded)
           await deps.onEnded(id, transaction);
+        if (deps.onMoved) await deps.onMoved(id, to, transaction);
         await tell('state_changed', { id, from: row.state, to, event }, row, transaction);
         return (await deps.read(id, transaction))!;
       });

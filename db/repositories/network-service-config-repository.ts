@@ -14,7 +14,7 @@ import type {
 } from '../../domain/network-service-configs';
 import { absentConfigOrder, siblingClashes } from '../../domain/network-service-configs';
 import type { State } from '../../domain/states';
-import { transition } from '../../domain/states';
+import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
@@ -82,6 +82,12 @@ export const CONFIG_GOING: readonly State[] = [
 ];
 
 export const configWorkflowId = (configId: string) => `ixapi:network-service-config:${configId}`;
+
+/** The workflow of a network service a customer ordered. */
+export const serviceWorkflowId = (serviceId: string) => `ixapi:network-service:${serviceId}`;
+
+/** Config states the workflow of a customer's service waits for: an end up, or gone. */
+const NEWS_FOR_THE_SERVICE: readonly State[] = ['production', 'decommissioned', 'cancelled'];
 
 export function configProvisioningStart(config: { id: string; managing_account: string }): WorkflowStart {
   return {
@@ -155,6 +161,21 @@ export function createNetworkServiceConfigRepository(deps: {
     workflowId: configWorkflowId,
     read,
     onEnded: (id, transaction) => release(id, transaction),
+    // A customer's service waits for its configs: it hears of each end that comes up or goes.
+    onMoved: async (id, to, transaction) => {
+      if (!NEWS_FOR_THE_SERVICE.includes(to)) return;
+      const [service] = await select<{ id: string }>(
+        `SELECT s.id FROM network_services s JOIN network_service_configs n ON n.network_service = s.id
+         WHERE n.id = :id AND s.type <> 'exchange_lan'`,
+        { id },
+        transaction,
+      );
+      if (service)
+        await outbox.enqueue(
+          { workflowId: serviceWorkflowId(service.id), signal: RECONSIDER_SIGNAL },
+          transaction,
+        );
+    },
     cascade: deps.cascade,
   });
   const { lock, tell, reconsider } = lifecycle;

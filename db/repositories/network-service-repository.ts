@@ -19,7 +19,7 @@ import { networkServices } from '../network-services-collection';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
-import { configWorkflowId } from './network-service-config-repository';
+import { configWorkflowId, serviceWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import { RECONSIDER_SIGNAL } from '../../domain/states';
 
@@ -81,7 +81,7 @@ export interface ServiceAgenda extends StoredAgenda {
   handovers: CloudHandover[];
 }
 
-export const serviceWorkflowId = (serviceId: string) => `ixapi:network-service:${serviceId}`;
+export { serviceWorkflowId };
 
 export function serviceProvisioningStart(service: { id: string; managing_account: string }): WorkflowStart {
   return {

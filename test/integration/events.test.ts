@@ -42,7 +42,9 @@ describe('extensions: the event log', () => {
     const first = all.body[0].serial;
     const later = await request('GET', `/events?serial_gt=${first}`, { token: accessToken });
     assert.ok(later.body.every((e: { serial: number }) => e.serial > first));
-    assert.equal(later.body.length, all.body.length - 1);
+    // Workflows of earlier tests may append events meanwhile: the later list holds at least the rest.
+    const laterSerials = new Set(later.body.map((e: { serial: number }) => e.serial));
+    assert.ok(all.body.slice(1).every((e: { serial: number }) => laterSerials.has(e.serial)));
     const typed = await request('GET', '/events?type=no.such.type', { token: accessToken });
     assert.deepEqual(typed.body, []);
     const bad = await request('GET', '/events?serial_gt=minus-one', { token: accessToken });
@@ -50,7 +52,7 @@ describe('extensions: the event log', () => {
     assert.equal(bad.body.properties[0].name, 'serial_gt');
     const page = await request('GET', '/events?page_limit=1', { token: accessToken });
     assert.equal(page.status, 206);
-    assert.equal(Number(page.headers.get('x-pagination-items')), all.body.length);
+    assert.ok(Number(page.headers.get('x-pagination-items')) >= all.body.length);
     const anonymous = await request('GET', '/events');
     assert.equal(anonymous.status, 401);
   });

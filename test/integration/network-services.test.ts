@@ -275,6 +275,22 @@ describe('network services ordered by customers', function () {
     assert.equal(outsider.status, 400, outsider.text);
   });
 
+  it('cancels services deleted right after their order, however the workflow was busy then', async () => {
+    // Deletes that come while the workflow moves the service on, or with its look at the configs,
+    // must not be lost.
+    const orders = await Promise.all(
+      [0, 1, 2, 3].map(() =>
+        order(spree, serviceOrder('spree', 'mp2mp_vc', { product_offering: 'po-mp2mp-vc-fra' })),
+      ),
+    );
+    for (const [index, service] of orders.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, index * 100));
+      const deleted = await request('DELETE', `/network-services/${service.id}`, { token: spree });
+      assert.equal(deleted.status, 202, deleted.text);
+    }
+    for (const service of orders) await reaches(spree, `/network-services/${service.id}`, 'cancelled');
+  });
+
   describe('cloud services', () => {
     it('gets an exchange-first circuit at the provider and goes live with two handovers on distinct devices', async () => {
       const [roomiest, next] = await roomiestFrankfurtOfferings();
