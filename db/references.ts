@@ -20,22 +20,56 @@ export interface ReferenceSource {
   sql: string;
 }
 
-/** A table whose rows name an account in the given columns. */
-const accountColumns = (table: string, remoteType: string, columns: readonly string[]): ReferenceSource[] =>
+/**
+ * A table whose rows name an account in the given columns; `live` narrows to the rows that still
+ * hold something of it (a resource decommissioned, cancelled or archived no longer stands in the way).
+ */
+const accountColumns = (
+  table: string,
+  remoteType: string,
+  columns: readonly string[],
+  live = 'TRUE',
+): ReferenceSource[] =>
   columns.map((column) => ({
     remoteType,
     property: column,
-    sql: `SELECT id FROM ${table} WHERE ${column} IN (:targets) AND id NOT IN (:leaving)`,
+    sql: `SELECT id FROM ${table} WHERE ${column} IN (:targets) AND id NOT IN (:leaving) AND ${live}`,
   }));
+
+/** Rows of a lifecycle resource that has not ended. */
+const NOT_ENDED = "state NOT IN ('decommissioned', 'cancelled', 'archived')";
+
+/** Lifecycle resources that name managing, consuming and billing accounts, with their collections. */
+const ORDERED = [
+  ['connections', 'connections'],
+  ['network_service_configs', 'network-service-configs'],
+  ['network_feature_configs', 'network-feature-configs'],
+] as const;
 
 /** Resources that keep an account from being deleted. */
 export const ACCOUNT_REFERENCES: ReferenceSource[] = [
   ...accountColumns('ports', 'ports', ['managing_account', 'consuming_account', 'billing_account']),
-  ...accountColumns('network_services', 'network-services', [
+  ...accountColumns(
+    'network_services',
+    'network-services',
+    ['managing_account', 'consuming_account', 'billing_account', 'joining_member_account'],
+    NOT_ENDED,
+  ),
+  ...ORDERED.flatMap(([table, remoteType]) =>
+    accountColumns(
+      table,
+      remoteType,
+      ['managing_account', 'consuming_account', 'billing_account'],
+      NOT_ENDED,
+    ),
+  ),
+  ...accountColumns('member_joining_rules', 'member-joining-rules', [
     'managing_account',
     'consuming_account',
-    'billing_account',
   ]),
+  ...accountColumns('macs', 'macs', ['managing_account', 'consuming_account']),
+  // Addresses the account registered, or holds from the exchange until they go back to it.
+  ...accountColumns('ip_addresses', 'ips', ['managing_account', 'consuming_account'], 'released_at IS NULL'),
   {
     remoteType: 'accounts',
     property: 'managing_account',
@@ -54,7 +88,10 @@ export const ACCOUNT_REFERENCES: ReferenceSource[] = [
 /** Resources that name an account as their billing account (it must keep its billing information). */
 export const BILLING_ACCOUNT_REFERENCES: ReferenceSource[] = [
   ...accountColumns('ports', 'ports', ['billing_account']),
-  ...accountColumns('network_services', 'network-services', ['billing_account']),
+  ...accountColumns('network_services', 'network-services', ['billing_account'], NOT_ENDED),
+  ...ORDERED.flatMap(([table, remoteType]) =>
+    accountColumns(table, remoteType, ['billing_account'], NOT_ENDED),
+  ),
 ];
 
 /**

@@ -425,4 +425,103 @@ describe('account, contact and role-assignment writes', () => {
     const still = await request('GET', `/accounts/${account.id}`, { token: reseller });
     assert.equal(still.body.billing_information.name, 'Port Holder SAS');
   });
+
+  it('keeps an account that live orders, rules or registrations name, and lets it go once they ended', async () => {
+    const reseller = (await login('reseller')).accessToken;
+    const account = await createAccount(reseller, {
+      name: 'Circuit Member',
+      billing_information: { name: 'Circuit Member SARL', address },
+    });
+    const sql = stack().db.sequelize;
+    const ids = {
+      connection: `conn-held-${account.id}`,
+      config: `nsc-held-${account.id}`,
+      service: `ns-held-${account.id}`,
+      rule: `mjr-held-${account.id}`,
+    };
+    const replacements = { ...ids, account: account.id, owner: 'acc-spree-networks' };
+    await sql.query(
+      `INSERT INTO connections (id, name, state, status, managing_account, consuming_account, billing_account,
+         role_assignments, external_ref, purchase_order, contract_ref, product_offering, pop, device, lag_name,
+         mode, lacp_timeout, port_quantity, subscriber_side_demarcs, connecting_party, speed,
+         capacity_allocation_limit, created_at, updated_at)
+       VALUES (:connection, :connection, 'production', '[]', :owner, :account, :account, '[]', NULL, '', NULL,
+         'po-connection-fra-10g', 'pop-fra-1', 'dev-none', NULL, 'standalone', NULL, 1, '[]', NULL, 10000, NULL,
+         NOW(3), NOW(3))`,
+      { replacements },
+    );
+    await sql.query(
+      `INSERT INTO network_service_configs (id, type, state, status, managing_account, consuming_account,
+         billing_account, role_assignments, external_ref, purchase_order, contract_ref, network_service, connection,
+         product_offering, vlan_type, outer_vlan, vlan_held, capacity, asns, listed, revision, created_at, updated_at)
+       VALUES (:config, 'p2p_vc', 'production', '[]', :owner, :owner, :account, '[]', NULL, '', NULL, :service,
+         :connection, NULL, 'dot1q', 3001, false, NULL, '[]', false, 1, NOW(3), NOW(3))`,
+      { replacements },
+    );
+    await sql.query(
+      `INSERT INTO network_services (id, type, name, display_name, product_offering, metro_area_network,
+         managing_account, consuming_account, billing_account, joining_member_account, state, status,
+         external_ref, purchase_order, contract_ref, nsc_required_contact_roles, public, created_at, updated_at)
+       VALUES (:service, 'p2p_vc', :service, NULL, 'po-p2p-vc-fra', 'man-fra', :owner, :owner, :owner, :account,
+         'production', '[]', NULL, '', NULL, '[]', false, NOW(3), NOW(3))`,
+      { replacements },
+    );
+    await sql.query(
+      `INSERT INTO member_joining_rules (id, type, network_service, consuming_account, managing_account,
+         external_ref, capacity_min, capacity_max, created_at, updated_at)
+       VALUES (:rule, 'allow', :service, :account, :owner, NULL, NULL, NULL, NOW(3), NOW(3))`,
+      { replacements },
+    );
+    const mac = await request('POST', '/macs', {
+      token: reseller,
+      body: { managing_account: account.id, consuming_account: account.id, address: '02:00:5e:10:00:01' },
+    });
+    assert.equal(mac.status, 201, mac.text);
+    try {
+      const refused = await request('DELETE', `/accounts/${account.id}`, { token: reseller });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.body.type, /unable-to-fulfill/);
+      const named = (response: typeof refused) =>
+        (response.body.conflicts as Array<Record<string, string>>)
+          .map((c) => `${c.remote_resource_type} ${c.remote_resource_id} ${c.resource_property}`)
+          .sort();
+      assert.deepEqual(named(refused), [
+        `connections ${ids.connection} billing_account`,
+        `connections ${ids.connection} consuming_account`,
+        `macs ${mac.body.id} consuming_account`,
+        `macs ${mac.body.id} managing_account`,
+        `member-joining-rules ${ids.rule} consuming_account`,
+        `network-service-configs ${ids.config} billing_account`,
+        `network-services ${ids.service} joining_member_account`,
+      ]);
+      const unbilled = await request('PATCH', `/accounts/${account.id}`, {
+        token: reseller,
+        body: { billing_information: null },
+      });
+      assert.equal(unbilled.status, 400, unbilled.text);
+      assert.deepEqual(named(unbilled), [
+        `connections ${ids.connection} billing_account`,
+        `network-service-configs ${ids.config} billing_account`,
+      ]);
+
+      // Ended orders no longer hold the account; the rule and the MAC are given up through the API.
+      await sql.query("UPDATE connections SET state = 'decommissioned' WHERE id = :connection", {
+        replacements,
+      });
+      await sql.query("UPDATE network_service_configs SET state = 'cancelled' WHERE id = :config", {
+        replacements,
+      });
+      await sql.query("UPDATE network_services SET state = 'archived' WHERE id = :service", { replacements });
+      await sql.query('DELETE FROM member_joining_rules WHERE id = :rule', { replacements });
+      const macGone = await request('DELETE', `/macs/${mac.body.id}`, { token: reseller });
+      assert.equal(macGone.status, 200, macGone.text);
+      const deleted = await request('DELETE', `/accounts/${account.id}`, { token: reseller });
+      assert.equal(deleted.status, 200, deleted.text);
+    } finally {
+      await sql.query('DELETE FROM member_joining_rules WHERE id = :rule', { replacements });
+      await sql.query('DELETE FROM network_service_configs WHERE id = :config', { replacements });
+      await sql.query('DELETE FROM network_services WHERE id = :service', { replacements });
+      await sql.query('DELETE FROM connections WHERE id = :connection', { replacements });
+    }
+  });
 });
