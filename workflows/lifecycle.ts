@@ -45,6 +45,29 @@ export const statusEntry = (
   attrs: Record<string, unknown> = {},
 ): StatusEntry => ({ severity, tag, message, attrs, timestamp: new Date().toISOString() });
 
+/** Marks runs that record a waiting status only when it changes (see `statusWhenChanged`). */
+export const STATUS_WHEN_CHANGED = 'status-when-changed';
+
+/**
+ * Records what a waiting resource waits for only when that changes (severity, tag, message and
+ * attributes; the timestamp is left out), not on every look: a resource that waits long leaves its
+ * record, and the collections listing it, alone meanwhile.
+ */
+export function statusWhenChanged(
+  record: (status: StatusEntry[]) => Promise<unknown>,
+  /** Record on every look, as runs begun before this rule did (they replay that way). */
+  everyLook = false,
+): (entry: StatusEntry) => Promise<void> {
+  let said = '';
+  return async (entry) => {
+    const { timestamp: _when, ...what } = entry;
+    const saying = JSON.stringify(what);
+    if (saying === said && !everyLook) return;
+    await record([entry]);
+    said = saying;
+  };
+}
+
 /** Provisioning stops: the customer cancelled the order. */
 class Cancelled extends Error {}
 /** Whatever was going on stops: the resource is to be decommissioned. */

@@ -1,10 +1,10 @@
-import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type { State } from '../domain/states';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
-import { runLifecycle, statusEntry } from './lifecycle';
+import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
 const retry: RetryPolicy = {
   initialInterval: '1 second',
@@ -53,17 +53,18 @@ export async function provisionNetworkFeatureConfig({
     move: (event, status) => activities.moveNetworkFeatureConfig({ featureConfigId, event, status }),
     async provision(frame) {
       frame.step('waiting for the network service config');
+      const waiting = statusWhenChanged(
+        (status) => activities.recordNetworkFeatureConfigStatus({ featureConfigId, status }),
+        !patched(STATUS_WHEN_CHANGED),
+      );
       while (!ON_DEVICE.includes(frame.latest().configState)) {
-        await activities.recordNetworkFeatureConfigStatus({
-          featureConfigId,
-          status: [
-            statusEntry(
-              SEVERITY.notice,
-              'waiting_for_config',
-              `The network service config is ${frame.latest().configState}; the session comes up once it is on the device.`,
-            ),
-          ],
-        });
+        await waiting(
+          statusEntry(
+            SEVERITY.notice,
+            'waiting_for_config',
+            `The network service config is ${frame.latest().configState}; the session comes up once it is on the device.`,
+          ),
+        );
         await frame.waitFor(() => ON_DEVICE.includes(frame.latest().configState), recheckMs);
         await frame.look();
       }

@@ -1,10 +1,10 @@
-import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type { State } from '../domain/states';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
-import { runLifecycle, statusEntry } from './lifecycle';
+import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
 const retry: RetryPolicy = {
   initialInterval: '1 second',
@@ -52,18 +52,19 @@ export async function provisionNetworkServiceConfig({
     agenda: () => activities.networkServiceConfigAgenda({ configId }),
     move: (event, status) => activities.moveNetworkServiceConfig({ configId, event, status }),
     async provision(frame) {
+      const waiting = statusWhenChanged(
+        (status) => activities.recordNetworkServiceConfigStatus({ configId, status }),
+        !patched(STATUS_WHEN_CHANGED),
+      );
       frame.step('waiting for the connection');
       while (!CARRYING.includes(frame.latest().connectionState)) {
-        await activities.recordNetworkServiceConfigStatus({
-          configId,
-          status: [
-            statusEntry(
-              SEVERITY.notice,
-              'waiting_for_connection',
-              `The connection is ${frame.latest().connectionState}; the service is configured once it is in production.`,
-            ),
-          ],
-        });
+        await waiting(
+          statusEntry(
+            SEVERITY.notice,
+            'waiting_for_connection',
+            `The connection is ${frame.latest().connectionState}; the service is configured once it is in production.`,
+          ),
+        );
         await frame.waitFor(() => CARRYING.includes(frame.latest().connectionState), recheckMs);
         await frame.look();
       }
@@ -100,17 +101,14 @@ export async function provisionNetworkServiceConfig({
       frame.step('waiting for route-server sessions');
       while (frame.latest().missingFeatures.length) {
         const missing = frame.latest().missingFeatures;
-        await activities.recordNetworkServiceConfigStatus({
-          configId,
-          status: [
-            statusEntry(
-              SEVERITY.notice,
-              'feature_config_missing',
-              `The service requires a session with ${missing.join(', ')}: create a network feature config for it (POST /network-feature-configs).`,
-              { network_features: missing },
-            ),
-          ],
-        });
+        await waiting(
+          statusEntry(
+            SEVERITY.notice,
+            'feature_config_missing',
+            `The service requires a session with ${missing.join(', ')}: create a network feature config for it (POST /network-feature-configs).`,
+            { network_features: missing },
+          ),
+        );
         await frame.waitFor(() => !frame.latest().missingFeatures.length, recheckMs);
         await frame.look();
       }

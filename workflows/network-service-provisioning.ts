@@ -3,7 +3,7 @@ import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
-import { runLifecycle, statusEntry } from './lifecycle';
+import { runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
 const retry: RetryPolicy = {
   initialInterval: '1 second',
@@ -72,25 +72,19 @@ export async function provisionNetworkService({
       configured = frame.latest().revision;
       frame.step('waiting for the configs');
       await frame.look();
-      // The status changes when what is missing does, not on every look: a service that waits long
-      // for its members leaves its record (and the collections it is in) alone meanwhile.
-      let said = '';
+      const waiting = statusWhenChanged((status) =>
+        activities.recordNetworkServiceStatus({ serviceId, status }),
+      );
       while (frame.latest().missing.length) {
         const missing = frame.latest().missing;
-        if (missing.join('\n') !== said) {
-          said = missing.join('\n');
-          await activities.recordNetworkServiceStatus({
-            serviceId,
-            status: [
-              statusEntry(
-                SEVERITY.notice,
-                'waiting_for_configs',
-                `The service goes into production once ${missing.join(' and ')} ha${missing.length > 1 ? 've' : 's'} a network service config in production.`,
-                { missing },
-              ),
-            ],
-          });
-        }
+        await waiting(
+          statusEntry(
+            SEVERITY.notice,
+            'waiting_for_configs',
+            `The service goes into production once ${missing.join(' and ')} ha${missing.length > 1 ? 've' : 's'} a network service config in production.`,
+            { missing },
+          ),
+        );
         await frame.waitFor(() => !frame.latest().missing.length, recheckMs);
         await frame.look();
       }

@@ -288,7 +288,7 @@ describe('exchange-LAN network service configs', function () {
     await reached(created.body.id as string, 'production');
   });
 
-  it('cancels a config ordered on a connection that is not in production yet', async () => {
+  it('waits for a connection not in production yet, saying so when it changes, and is cancelled while it waits', async () => {
     // In Amsterdam the subscriber makes the cross-connect: the connection waits for its LOA.
     const connection = await orderConnection(token, {
       product_offering: 'po-connection-ams-10g',
@@ -303,6 +303,30 @@ describe('exchange-LAN network service configs', function () {
     await eventually('waiting for the connection', async () =>
       (await read(id)).status.some((s) => s.tag === 'waiting_for_connection') ? true : undefined,
     );
+    // The workflow looks again and again while the connection waits for its LOA, but records its
+    // status only when what it says changes.
+    const handle = stack().temporal.client.workflow.getHandle(configWorkflowId(id));
+    const history = await eventually(
+      'three looks at the waiting connection',
+      async () => {
+        const events = (await handle.fetchHistory()).events ?? [];
+        return events.filter((event) => event.timerFiredEventAttributes).length >= 3 ? events : undefined;
+      },
+      30_000,
+    );
+    const said = history
+      .map((event) => event.activityTaskScheduledEventAttributes)
+      .filter((scheduled) => scheduled?.activityType?.name === 'recordNetworkServiceConfigStatus')
+      .map((scheduled) => {
+        const input: unknown = JSON.parse(Buffer.from(scheduled!.input!.payloads![0].data!).toString('utf8'));
+        return (input as { status: Array<{ message: string }> }).status.map((entry) => entry.message).join();
+      });
+    assert.ok(said.length >= 1);
+    said
+      .slice(1)
+      .forEach((message, i) =>
+        assert.notEqual(message, said[i], 'the waiting status is written when it changes, not on every look'),
+      );
     const cancelled = await request('DELETE', `/network-service-configs/${id}`, { token });
     assert.equal(cancelled.status, 202);
     const done = await reached(id, 'cancelled');
