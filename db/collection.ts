@@ -87,6 +87,10 @@ export const VALIDITY_FILTERS: Record<string, FilterSql> = {
 /** A stored instant as RFC 3339, or null. */
 export const instantOf = (value: unknown) => (value instanceof Date ? value.toISOString() : (value ?? null));
 
+/** A numeric column as a number (MariaDB hands some over as strings); null stays null. */
+export const numberOrNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
+
 /**
  * A related list computed for a page of rows in one query (e.g. a device's capabilities): the query
  * selects `owner` (the id of the row it belongs to) and the columns `collect` needs, for

@@ -1,8 +1,6 @@
 import type { CollectionDefinition } from './collection';
-import { eq } from './collection';
+import { eq, numberOrNull } from './collection';
 import { ownedScope } from './scope';
-
-const capacity = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 /** Member joining rules as IX-API lists them; a deny rule shows no capacities. */
 export const memberJoiningRules: CollectionDefinition = {
@@ -23,7 +21,7 @@ export const memberJoiningRules: CollectionDefinition = {
   },
   toResource: ({ capacity_min, capacity_max, ...rule }) =>
     rule.type === 'allow'
-      ? { ...rule, capacity_min: capacity(capacity_min), capacity_max: capacity(capacity_max) }
+      ? { ...rule, capacity_min: numberOrNull(capacity_min), capacity_max: numberOrNull(capacity_max) }
       : rule,
 };
 

@@ -1,7 +1,5 @@
 import type { CollectionDefinition } from './collection';
-import { eq, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
-
-const count = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+import { eq, numberOrNull, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
 
 /** Network feature configs as IX-API lists them: a member's sessions with route servers. */
 export const networkFeatureConfigs: CollectionDefinition = {
@@ -39,8 +37,8 @@ export const networkFeatureConfigs: CollectionDefinition = {
   toResource: (row) => ({
     ...row,
     asn: Number(row.asn),
-    max_prefix_v4: count(row.max_prefix_v4),
-    max_prefix_v6: count(row.max_prefix_v6),
+    max_prefix_v4: numberOrNull(row.max_prefix_v4),
+    max_prefix_v6: numberOrNull(row.max_prefix_v6),
     insert_ixp_asn: row.insert_ixp_asn === null ? null : Boolean(row.insert_ixp_asn),
   }),
 };

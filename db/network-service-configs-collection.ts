@@ -3,15 +3,13 @@ import { CONFIG_FIELDS, TYPED_PROPERTIES } from '../domain/network-service-confi
 import { vlanConfigOf } from '../domain/vlans';
 import type { Tagging } from '../domain/vlans';
 import type { CollectionDefinition, FilterSql, Row } from './collection';
-import { eq, idsOf, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+import { eq, idsOf, numberOrNull, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
 
 /** A condition on the stored tags; the dot1q tag is stored (and filtered) as the outer tag. */
 const tagFilter =
   (condition: string): FilterSql =>
   (value, params) =>
     condition.replace(':value', params.bind(value));
-
-const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 /**
  * Network service configs as IX-API lists them, each with exactly its type's properties: their VLAN
@@ -71,10 +69,10 @@ export const networkServiceConfigs: CollectionDefinition = {
     const full: Row = {
       ...config,
       vlan_config: vlanConfigOf(tagging),
-      capacity: nullableNumber(row.capacity),
+      capacity: numberOrNull(row.capacity),
       listed: Boolean(row.listed),
-      handover: nullableNumber(row.handover),
-      cloud_vlan: nullableNumber(row.cloud_vlan),
+      handover: numberOrNull(row.handover),
+      cloud_vlan: numberOrNull(row.cloud_vlan),
     };
     // What other types carry is left out; only exchange-LAN configs get addresses.
     const type = row.type as ConfigType;

@@ -1,5 +1,5 @@
 import type { CollectionDefinition, Row } from './collection';
-import { eq, idsOf, STATEFUL_FILTERS } from './collection';
+import { eq, idsOf, numberOrNull, STATEFUL_FILTERS } from './collection';
 
 /** Properties every customer-ordered service shows. */
 const ORDERED_COMMON = [
@@ -58,8 +58,6 @@ export const serviceScopeSql = (accounts: string) =>
     OR (t.type IN ('mp2mp_vc', 'p2mp_vc') AND (t.public = 1 OR EXISTS (SELECT 1 FROM member_joining_rules r
       WHERE r.network_service = t.id AND r.type = 'allow' AND r.consuming_account IN (${accounts})))))`;
 
-const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-
 /**
  * Network services as IX-API lists them: the exchange's LANs and the virtual circuits customers
  * order, each with exactly its type's properties.
@@ -117,8 +115,8 @@ export const networkServices: CollectionDefinition = {
     const type = String(row.type);
     const full: Row = {
       ...row,
-      capacity: nullableNumber(row.capacity),
-      diversity: nullableNumber(row.diversity),
+      capacity: numberOrNull(row.capacity),
+      diversity: numberOrNull(row.diversity),
       public: Boolean(Number(row.public ?? 0)),
       nsc_product_offerings: row.product_offering ? [row.product_offering] : [],
     };

@@ -2,6 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { Conflict } from '../domain/errors';
 import { ONBOARDING_REQUIRED_ROLES } from '../domain/onboarding';
+import { ENDED_STATES } from '../domain/states';
 
 /**
  * What stands in the way of deleting or changing a resource, as registered queries: every resource
@@ -37,7 +38,7 @@ const accountColumns = (
   }));
 
 /** Rows of a lifecycle resource that has not ended. */
-const NOT_ENDED = "state NOT IN ('decommissioned', 'cancelled', 'archived')";
+const NOT_ENDED = `state NOT IN (${ENDED_STATES.map((state) => `'${state}'`).join(', ')})`;
 
 /** Lifecycle resources that name managing, consuming and billing accounts, with their collections. */
 const ORDERED = [

@@ -23,6 +23,9 @@ export const STATES = [
   'cancelled',
 ] as const satisfies readonly State[];
 
+/** States in which a resource has ended: it holds nothing any more and nothing provisions it. */
+export const ENDED_STATES: readonly State[] = ['decommissioned', 'cancelled', 'archived'];
+
 type Missing = Exclude<State, (typeof STATES)[number]>;
 const everyStateListed: Missing extends never ? true : Missing = true;
 void everyStateListed;

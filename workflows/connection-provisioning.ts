@@ -13,6 +13,7 @@ import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { State } from '../domain/states';
+import { ENDED_STATES } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import {
   decommissionNowSignal,
@@ -186,7 +187,7 @@ export async function provisionConnection({
 
   const first = await agenda();
   if (!first) return 'deleted';
-  if (['cancelled', 'decommissioned', 'archived'].includes(first.state)) return first.state;
+  if (ENDED_STATES.includes(first.state)) return first.state;
   const found = await activities.connectionPlacement({ connectionId });
   if (!found) return 'deleted';
   const placement = found;
@@ -345,7 +346,7 @@ export async function provisionConnection({
       if (!now) return 'deleted';
       if (now.cancelRequested && !now.billed) throw new Cancelled();
       if (now.state === 'decommission_requested') throw new Decommissioning();
-      if (['cancelled', 'decommissioned', 'archived'].includes(now.state)) return now.state;
+      if (ENDED_STATES.includes(now.state)) return now.state;
       const due = now.reservationDue !== null && now.reservationDue <= today();
       if (now.state === 'production_change_pending' || now.reservationsWaiting > 0 || due) {
         try {

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { LifecycleEvent, State } from '../domain/states';
-import { RECONSIDER_SIGNAL } from '../domain/states';
+import { ENDED_STATES, RECONSIDER_SIGNAL } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { SEVERITY } from '../domain/status';
 
@@ -81,8 +81,6 @@ export const overtaken = (error: unknown): boolean =>
 
 /** Milliseconds from now (workflow time) to the start of `day` (UTC); 0 once it has begun. */
 export const untilDay = (day: string): number => Math.max(0, Date.parse(`${day}T00:00:00Z`) - Date.now());
-
-const ENDED: readonly State[] = ['cancelled', 'decommissioned', 'archived'];
 
 /** What a running lifecycle offers the steps of one kind of resource. */
 export interface Frame<A extends LifecycleAgenda> {
@@ -157,7 +155,7 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
 
   let latest: A | null = await lifecycle.agenda();
   if (!latest) return 'deleted';
-  if (ENDED.includes(latest.state)) return latest.state;
+  if (ENDED_STATES.includes(latest.state)) return latest.state;
   let state: State = latest.state;
 
   const look = async (): Promise<A> => {
@@ -273,7 +271,7 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
       state = now.state;
       if (now.cancelRequested && !now.billed) throw new Cancelled();
       if (now.state === 'decommission_requested') throw new Decommissioning();
-      if (ENDED.includes(now.state)) return now.state;
+      if (ENDED_STATES.includes(now.state)) return now.state;
       if (lifecycle.changeAsked(now)) {
         try {
           step = 'changing the configuration';

@@ -5,7 +5,7 @@ import type { FeatureConfigFacts, RouteServerConfigOrder } from '../../domain/ne
 import type { State } from '../../domain/states';
 import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
-import { resourceReader, sqlOf } from '../collection';
+import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
 import { networkFeatureConfigs } from '../network-feature-configs-collection';
 import type { EventRepository } from './event-repository';
@@ -353,7 +353,6 @@ export function createNetworkFeatureConfigRepository(deps: {
       )
         .filter((flag) => flag.mandatory)
         .map((flag) => flag.name);
-      const nullable = (value: unknown) => (value === null || value === undefined ? null : Number(value));
       return {
         id,
         routeServer: row.network_feature as string,
@@ -365,7 +364,7 @@ export function createNetworkFeatureConfigRepository(deps: {
           passive: row.bgp_session_type === 'passive',
           password: (row.password as string | null) || null,
           asSet: ((v4 ? row.as_set_v4 : row.as_set_v6) as string | null) ?? null,
-          maxPrefix: nullable(v4 ? row.max_prefix_v4 : row.max_prefix_v6),
+          maxPrefix: numberOrNull(v4 ? row.max_prefix_v4 : row.max_prefix_v6),
           insertIxpAsn: row.insert_ixp_asn === null ? true : Boolean(row.insert_ixp_asn),
           flags: [
             ...new Set([...mandatory, ...flags.filter((flag) => flag.enabled).map((flag) => flag.name)]),

@@ -18,7 +18,7 @@ import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
-import { resourceReader, sqlOf } from '../collection';
+import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
 import { newId } from '../ids';
@@ -119,8 +119,6 @@ const asOrder = (config: NetworkServiceConfig): ConfigOrder => ({
   ...absentConfigOrder(config.type),
   ...config,
 });
-
-const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 /** The smallest of the limits that are set; null when none is. */
 const smallest = (...limits: Array<number | null>): number | null => {
@@ -333,13 +331,13 @@ export function createNetworkServiceConfigRepository(deps: {
     const siblings: SiblingConfig[] = others.map((other) => ({
       id: other.id as string,
       consuming_account: other.consuming_account as string,
-      handover: number(other.handover),
-      cloud_vlan: number(other.cloud_vlan),
+      handover: numberOrNull(other.handover),
+      cloud_vlan: numberOrNull(other.cloud_vlan),
       device: other.device as string,
     }));
     const clashes = siblingClashes(
       order,
-      { ...service, diversity: number(service.diversity) },
+      { ...service, diversity: numberOrNull(service.diversity) },
       connection?.device ?? '',
       siblings,
     );
@@ -462,7 +460,7 @@ export function createNetworkServiceConfigRepository(deps: {
           consuming_account: service.consuming_account as string,
           joining_member_account: (service.joining_member_account as string | null) ?? null,
           public: Boolean(Number(service.public ?? 0)),
-          diversity: number(service.diversity),
+          diversity: numberOrNull(service.diversity),
           handover_metro_area_network: (service.handover_metro_area_network as string | null) ?? null,
           service_metro_area_network: (service.service_metro_area_network as string | null) ?? null,
           provider_vlans: (service.provider_vlans as 'single' | 'multi' | null) ?? null,
@@ -474,14 +472,14 @@ export function createNetworkServiceConfigRepository(deps: {
           vlan_types: CONNECTION_VLAN_TYPES,
           outer_vlan_ethertypes: CONNECTION_OUTER_ETHERTYPES,
           speed: Number(connection.speed ?? 0),
-          capacity_allocation_limit: number(connection.capacity_allocation_limit),
+          capacity_allocation_limit: numberOrNull(connection.capacity_allocation_limit),
           capacityBookedElsewhere: Number(connection.booked),
         },
         offering: offering && {
           id: offering.id as string,
           type: offering.type as string,
-          bandwidth_min: number(offering.bandwidth_min),
-          bandwidth_max: number(offering.bandwidth_max),
+          bandwidth_min: numberOrNull(offering.bandwidth_min),
+          bandwidth_max: numberOrNull(offering.bandwidth_max),
           orderable_not_before: instant(offering.orderable_not_before),
           orderable_not_after: instant(offering.orderable_not_after),
         },
@@ -491,8 +489,8 @@ export function createNetworkServiceConfigRepository(deps: {
         actingAccounts: accounts,
         memberRule: memberRule && {
           type: memberRule.type as JoiningRule['type'],
-          capacity_min: number(memberRule.capacity_min),
-          capacity_max: number(memberRule.capacity_max),
+          capacity_min: numberOrNull(memberRule.capacity_min),
+          capacity_max: numberOrNull(memberRule.capacity_max),
         },
         callerAllowed: Boolean(callerAllowed),
         now,
@@ -728,9 +726,9 @@ export function createNetworkServiceConfigRepository(deps: {
         macs: macs.map((m) => m.address),
         // The config's own limit, the service's bandwidth and a joining rule's cap: the least holds.
         capacity: smallest(
-          number(row.capacity),
-          number(row.service_capacity),
-          number(row.member_capacity_max),
+          numberOrNull(row.capacity),
+          numberOrNull(row.service_capacity),
+          numberOrNull(row.member_capacity_max),
         ),
         revision: Number(row.revision),
         segment: row.network_service as string,

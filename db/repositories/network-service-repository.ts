@@ -13,7 +13,7 @@ import type {
 import { missingEnds, SERVICE_GOING, shapedOrder } from '../../domain/network-services';
 import type { State } from '../../domain/states';
 import { transition } from '../../domain/states';
-import { resourceReader, sqlOf } from '../collection';
+import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
 import { networkServices } from '../network-services-collection';
 import type { EventRepository } from './event-repository';
@@ -21,7 +21,7 @@ import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
 import { configWorkflowId, serviceWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
-import { RECONSIDER_SIGNAL } from '../../domain/states';
+import { ENDED_STATES, RECONSIDER_SIGNAL } from '../../domain/states';
 
 /** A network service as IX-API shows it (the properties of its type). */
 export type NetworkService = Record<string, unknown> & {
@@ -99,9 +99,6 @@ export function serviceProvisioningStart(service: { id: string; managing_account
 /** Contact roles the configs of customer-ordered services need. */
 export const ORDERED_SERVICE_CONTACT_ROLES = ['role-noc'];
 
-const ENDED_CONFIG: readonly State[] = ['decommissioned', 'cancelled', 'archived'];
-
-const number = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const instant = (value: unknown) =>
   value === null || value === undefined ? null : new Date(value as string).toISOString();
 
@@ -114,13 +111,13 @@ function offeringOf(row: Record<string, unknown> | undefined): ServiceOffering |
     handover_metro_area_network: (row.handover_metro_area_network as string | null) ?? null,
     service_metro_area_network: (row.service_metro_area_network as string | null) ?? null,
     service_provider: row.service_provider as string,
-    bandwidth_min: number(row.bandwidth_min),
-    bandwidth_max: number(row.bandwidth_max),
+    bandwidth_min: numberOrNull(row.bandwidth_min),
+    bandwidth_max: numberOrNull(row.bandwidth_max),
     upgrade_allowed: Boolean(Number(row.upgrade_allowed)),
     downgrade_allowed: Boolean(Number(row.downgrade_allowed)),
     orderable_not_before: instant(row.orderable_not_before),
     orderable_not_after: instant(row.orderable_not_after),
-    diversity: number(row.diversity),
+    diversity: numberOrNull(row.diversity),
     service_provider_workflow: (row.service_provider_workflow as string | null) ?? null,
     cloud_key_pattern: (row.cloud_key_pattern as string | null) ?? null,
   };
@@ -196,7 +193,7 @@ export function createNetworkServiceRepository(deps: {
       contract_ref: (row.contract_ref as string | null) ?? null,
       joining_member_account: (row.joining_member_account as string | null) ?? null,
       display_name: (row.display_name as string | null) ?? null,
-      capacity: number(row.capacity),
+      capacity: numberOrNull(row.capacity),
       public: Boolean(Number(row.public)),
       cloud_key: (row.cloud_key as string | null) ?? null,
     });
@@ -243,7 +240,10 @@ export function createNetworkServiceRepository(deps: {
 
   const changeRequestOfRow = (row: Record<string, unknown>): ChangeRequest | undefined =>
     row.change_requested_at
-      ? { product_offering: row.change_product_offering as string, capacity: number(row.change_capacity) }
+      ? {
+          product_offering: row.change_product_offering as string,
+          capacity: numberOrNull(row.change_capacity),
+        }
       : undefined;
 
   return {
@@ -552,7 +552,7 @@ export function createNetworkServiceRepository(deps: {
         id: config.id as string,
         state: config.state as State,
         consuming_account: config.consuming_account as string,
-        handover: number(config.handover),
+        handover: numberOrNull(config.handover),
         device: (config.device as string | null) ?? null,
       }));
       const cloud: CloudOrder | null =
@@ -563,9 +563,9 @@ export function createNetworkServiceRepository(deps: {
               region: (row.service_provider_region as string | null) ?? null,
               pop: (row.service_provider_pop as string | null) ?? null,
               key: (row.cloud_key as string | null) ?? '',
-              bandwidth: number(row.capacity) ?? number(row.bandwidth_max),
-              capacity: number(row.capacity),
-              diversity: number(row.diversity) ?? 1,
+              bandwidth: numberOrNull(row.capacity) ?? numberOrNull(row.bandwidth_max),
+              capacity: numberOrNull(row.capacity),
+              diversity: numberOrNull(row.diversity) ?? 1,
               vlans: (row.provider_vlans as CloudOrder['vlans'] | null) ?? 'single',
               providerRef: (row.provider_ref as string | null) ?? null,
             }
@@ -578,11 +578,11 @@ export function createNetworkServiceRepository(deps: {
             type: row.type as string,
             consuming_account: row.consuming_account as string,
             joining_member_account: (row.joining_member_account as string | null) ?? null,
-            diversity: number(row.diversity),
+            diversity: numberOrNull(row.diversity),
           },
           ends,
         ),
-        liveConfigs: ends.filter((end) => !ENDED_CONFIG.includes(end.state)).length,
+        liveConfigs: ends.filter((end) => !ENDED_STATES.includes(end.state)).length,
         changeRequested: row.change_requested_at !== null && row.change_requested_at !== undefined,
         cloud,
         handovers: configs
@@ -592,8 +592,8 @@ export function createNetworkServiceRepository(deps: {
             handover: Number(config.handover),
             config: config.id as string,
             device: config.device as string,
-            vlan: number(config.outer_vlan),
-            cloudVlan: number(config.cloud_vlan),
+            vlan: numberOrNull(config.outer_vlan),
+            cloudVlan: numberOrNull(config.cloud_vlan),
           })),
       };
     },
