@@ -1,7 +1,7 @@
 import type { JoiningTerms } from './member-joining-rules';
 import { standingOn } from './member-joining-rules';
 import type { Conflict, PropertyError } from './errors';
-import { SERVICE_GOING } from './network-services';
+import { bandwidthProblems, SERVICE_GOING } from './network-services';
 import type { State } from './states';
 import type { VlanConfig } from './vlans';
 
@@ -333,10 +333,7 @@ export function configProblems(
       if (offering.orderable_not_after && now > Date.parse(offering.orderable_not_after))
         problem('product_offering', `${offering.id} could be ordered until ${offering.orderable_not_after}`);
     }
-    if (order.capacity !== null && offering.bandwidth_min !== null && order.capacity < offering.bandwidth_min)
-      problem('capacity', `at least ${offering.bandwidth_min} Mbit/s for ${offering.id}`);
-    if (order.capacity !== null && offering.bandwidth_max !== null && order.capacity > offering.bandwidth_max)
-      problem('capacity', `at most ${offering.bandwidth_max} Mbit/s for ${offering.id}`);
+    bandwidthProblems(order.capacity, offering, problem);
   }
   if (connection && order.capacity !== null) {
     const limit = connection.capacity_allocation_limit ?? connection.speed;

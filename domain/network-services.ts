@@ -116,9 +116,10 @@ export const SERVICE_GOING: readonly State[] = [
   'archived',
 ];
 
-function bandwidthProblems(
+/** Refuses a capacity outside the offering's bandwidth range (a service's or a config's). */
+export function bandwidthProblems(
   capacity: number | null,
-  offering: ServiceOffering,
+  offering: Pick<ServiceOffering, 'id' | 'bandwidth_min' | 'bandwidth_max'>,
   problem: (name: string, reason: string) => void,
 ) {
   if (capacity === null) return;
