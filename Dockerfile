@@ -10,13 +10,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 
-# tsconfig.build.json compiles with rootDir "." into dist/ (api/main.ts -> dist/api/main.js).
+# `npm run build` compiles into dist/ (api/main.ts -> dist/api/main.js) and copies the OpenAPI
+# document and its rendered docs beside the code; dist/ is then all the processes read.
 COPY . .
 RUN npm run build \
- && npm run docs:build \
- && mkdir -p dist/spec \
- && cp spec/openapi.yaml dist/spec/openapi.yaml \
- && cp -r spec/docs dist/spec/docs \
  && npm prune --omit=dev
 
 # ---- runtime: compiled code and production dependencies only ----

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm test`: lint, type check, unit tests, then integration tests against a real MariaDB and a real
-# Temporal dev server (started by the suite itself). Ends with one line counting every test.
+# `npm test`: lint, type check, the production build, unit tests, then integration tests against a
+# real MariaDB and a real Temporal dev server (started by the suite itself). Ends with one line
+# counting every test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,9 @@ step lint
 npm run --silent lint || exit 1
 step typecheck
 npm run --silent typecheck || exit 1
+# The production build: the image runs what it emits, and integration tests start dist/ processes.
+step build
+npm run --silent build || exit 1
 
 passed=0
 failed=0

@@ -8,7 +8,7 @@
  * Every operation a retried activity may repeat is idempotent: a circuit is made or accepted under
  * the exchange's request key (asking again answers with the same circuit), connecting a connected
  * handover or disconnecting a disconnected one changes nothing, and so does releasing a released
- * circuit. Every provider passes the same contract tests (`cloud-contract-suite.ts`).
+ * circuit. Every provider passes the same contract tests (`test/contracts/cloud-provider-contract.ts`).
  */
 
 export type CloudCircuitState =

@@ -2,7 +2,7 @@
  * The device-driver contract. Activities never talk to a device directly: they describe the
  * configuration they intend for the parts of one device a step touches, load it as a candidate,
  * look at the difference, commit it under a business key, and roll it back when a later step fails.
- * Every driver passes the same contract tests (`contract-suite.ts`).
+ * Every driver passes the same contract tests (`test/contracts/driver-contract.ts`).
  */
 
 export type LagMode = 'lacp' | 'static';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
 import type { BgpSession } from '../../activities/drivers/contract';
 import { DriverError } from '../../activities/drivers/contract';
-import { describeDriverContract, sameSpeed } from '../../activities/drivers/contract-suite';
+import { describeDriverContract, sameSpeed } from '../contracts/driver-contract';
 import { LabDriver } from '../../activities/drivers/lab';
 import { serviceAttachment } from '../../activities/network-service-configs';
 import { activitiesFor } from '../../worker/create-worker';
