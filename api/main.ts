@@ -17,13 +17,19 @@ async function main(): Promise<void> {
   const api = await startApi({ config, logger, db, driver });
   logger.info({ url: api.url }, 'API listening');
 
+  // SIGTERM (a deploy, a scale-down): stop taking connections, let requests under way finish within
+  // SHUTDOWN_TIMEOUT, then close the database. A second signal ends the process at once.
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'API stopping at once');
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'API stopping');
+    logger.info({ signal, deadlineSeconds: config.shutdownTimeoutSeconds }, 'API stopping');
     await api.stop();
     await db.close();
+    logger.info('API stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

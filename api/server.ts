@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { Database } from '../db';
@@ -44,7 +44,12 @@ export interface ApiService {
   url: string;
   temporal: TemporalHandle;
   starter: WorkflowStarter;
-  stop(): Promise<void>;
+  /**
+   * Stops gracefully: no new connections are taken, requests under way finish (their answers close
+   * the connection), then the relay and the Temporal connection stop. Requests still running after
+   * `deadlineMs` (default SHUTDOWN_TIMEOUT) are cut off.
+   */
+  stop(deadlineMs?: number): Promise<void>;
 }
 
 /** Wires the API from its configuration and an open database, and starts listening. */
@@ -162,18 +167,47 @@ export async function startApi(options: {
   server.keepAliveTimeout = 65_000;
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
-  const stopRelay = runOutboxRelay(starter, logger, options.relayIntervalMs, options.relayGraceMs);
+  const stopRelay = runOutboxRelay({
+    starter,
+    outbox: db.outbox,
+    logger,
+    intervalMs: options.relayIntervalMs,
+    graceMs: options.relayGraceMs,
+    retentionMs: config.outboxRetentionSeconds * 1000,
+  });
+  // Once stopping, every answer closes its connection, so that clients open their next request
+  // elsewhere and the server can close; answers begun before keep their headers and the connection
+  // is closed once it is idle.
+  let draining = false;
+  const underWay = new Set<ServerResponse>();
+  server.on('request', (_request, response: ServerResponse) => {
+    if (draining) response.setHeader('Connection', 'close');
+    underWay.add(response);
+    response.once('close', () => {
+      underWay.delete(response);
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+  });
   return {
     server,
     url: `http://127.0.0.1:${boundPort}/api/v2`,
     temporal,
     starter,
-    async stop() {
+    async stop(deadlineMs = config.shutdownTimeoutSeconds * 1000) {
+      draining = true;
+      for (const response of underWay) if (!response.headersSent) response.setHeader('Connection', 'close');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const cutOff = setTimeout(() => {
+        logger.warn({ deadlineMs }, 'requests still running at the shutdown deadline are cut off');
+        server.closeAllConnections();
+      }, deadlineMs);
+      try {
+        await closed;
+      } finally {
+        clearTimeout(cutOff);
+      }
       await stopRelay();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
       await temporal.close();
     },
   };

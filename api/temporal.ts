@@ -54,10 +54,15 @@ function typedSearchAttributes(values: Record<string, string>): SearchAttributeP
   }));
 }
 
+/** How long a process that sends an outbox message holds it before another may take it over. */
+export const OUTBOX_LEASE_MS = 60_000;
+
 /**
- * Starts the workflows that committed transactions asked for. The handler calls `deliver` right
- * after commit; `relayOnce` retries whatever was not delivered (the process died, Temporal was down),
- * so no order is lost. Workflow ids are deterministic, so a second start is harmless.
+ * Starts the workflows that committed transactions asked for, and sends their signals. The handler
+ * calls `deliver` right after commit; `relayOnce` takes over whatever was not delivered (the process
+ * died, Temporal was down), so no order is lost. Each message is claimed before it is sent, so that
+ * of several API replicas only one sends it; workflow ids are deterministic, so that even a second
+ * start (a claim that ran out while Temporal was slow) is harmless.
  */
 export function createWorkflowStarter(deps: {
   client: Client;
@@ -81,10 +86,10 @@ export function createWorkflowStarter(deps: {
   }
 
   /**
-   * Sends one outbox message. A start whose workflow already runs, and a signal for a workflow that
-   * is no longer running (nothing waits for it), count as delivered.
+   * Sends one claimed outbox message. A start whose workflow already runs, and a signal for a
+   * workflow that is no longer running (nothing waits for it), count as delivered.
    */
-  async function deliver(start: PendingMessage): Promise<boolean> {
+  async function sendClaimed(start: PendingMessage): Promise<boolean> {
     try {
       await send(start);
     } catch (error) {
@@ -106,12 +111,22 @@ export function createWorkflowStarter(deps: {
   }
 
   return {
-    deliver,
-    /** Delivers every start older than `graceMs` that is still pending; returns how many went out. */
+    /**
+     * Sends a message this process wrote. Answers whether it went out now; one that did not (or
+     * that another process holds) goes out with the relay.
+     */
+    async deliver(start: PendingMessage): Promise<boolean> {
+      if (!(await outbox.claim(start.id, OUTBOX_LEASE_MS))) return outbox.isDelivered(start.id);
+      return sendClaimed(start);
+    },
+    /**
+     * Claims and sends the messages older than `graceMs` that are still pending and that no other
+     * process holds; returns how many went out.
+     */
     async relayOnce(graceMs = 5000): Promise<number> {
-      const due = await outbox.due(new Date(Date.now() - graceMs));
+      const due = await outbox.claimDue({ graceMs, leaseMs: OUTBOX_LEASE_MS });
       let delivered = 0;
-      for (const start of due) if (await deliver(start)) delivered += 1;
+      for (const start of due) if (await sendClaimed(start)) delivered += 1;
       return delivered;
     },
   };
@@ -160,28 +175,45 @@ export function connectWorkflowStarter(deps: { config: Config; outbox: OutboxRep
   return { temporal, starter };
 }
 
-/** Runs the outbox relay every `intervalMs` until stopped; errors are logged and retried next round. */
-export function runOutboxRelay(
-  starter: WorkflowStarter,
-  logger: Logger,
-  intervalMs = 5000,
-  graceMs = 5000,
-): () => Promise<void> {
+/**
+ * Runs the outbox relay every `intervalMs` until stopped, and prunes messages delivered longer than
+ * `retentionMs` ago about once a minute; errors are logged and retried next round.
+ */
+export function runOutboxRelay(options: {
+  starter: WorkflowStarter;
+  outbox: OutboxRepository;
+  logger: Logger;
+  intervalMs?: number;
+  graceMs?: number;
+  retentionMs: number;
+}): () => Promise<void> {
+  const { starter, outbox, logger, intervalMs = 5000, graceMs = 5000, retentionMs } = options;
+  const pruneEvery = Math.max(1, Math.round(60_000 / intervalMs));
+  let rounds = 0;
   let stopped = false;
-  let current: Promise<unknown> = Promise.resolve();
+  let running: Promise<void> | undefined;
+  const failed = (what: string) => (error: unknown) => {
+    logger.warn({ err: error instanceof Error ? error.message : String(error) }, what);
+  };
+  const round = async () => {
+    await starter.relayOnce(graceMs).catch(failed('outbox relay round failed'));
+    if (rounds++ % pruneEvery !== 0) return;
+    const pruned = await outbox
+      .prune(new Date(Date.now() - retentionMs))
+      .catch(failed('outbox pruning failed'));
+    if (pruned) logger.info({ pruned }, 'delivered outbox messages pruned');
+  };
+  // A round that outlasts the interval is not overlapped by the next one.
   const timer = setInterval(() => {
-    if (stopped) return;
-    current = starter.relayOnce(graceMs).catch((error: unknown) => {
-      logger.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'outbox relay round failed',
-      );
+    if (stopped || running) return;
+    running = round().finally(() => {
+      running = undefined;
     });
   }, intervalMs);
   timer.unref();
   return async () => {
     stopped = true;
     clearInterval(timer);
-    await current;
+    await running;
   };
 }

@@ -32,6 +32,13 @@ export interface Config {
   ipQuarantineSeconds: number;
   /** Seconds between two samples of the traffic counters of ports and connections. */
   statsSampleIntervalSeconds: number;
+  /** How long delivered outbox messages are kept before they are deleted (seconds). */
+  outboxRetentionSeconds: number;
+  /**
+   * After SIGTERM, how long the API finishes requests under way and the worker its running
+   * activities before they are cut off (seconds).
+   */
+  shutdownTimeoutSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +124,17 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     default: '30d',
     description:
       'how long a released IP address rests before it is allocated again (0, seconds, or 30m, 1h, 2d)',
+  },
+  {
+    name: 'OUTBOX_RETENTION',
+    default: '7d',
+    description: 'how long delivered workflow messages stay in the outbox table before they are deleted',
+  },
+  {
+    name: 'SHUTDOWN_TIMEOUT',
+    default: '30s',
+    description:
+      'after SIGTERM, how long the API finishes requests under way and the worker its running activities',
   },
 ];
 
@@ -242,6 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       86_400,
     ),
+    outboxRetentionSeconds: parseDuration('OUTBOX_RETENTION', get('OUTBOX_RETENTION')),
+    shutdownTimeoutSeconds: parseDuration('SHUTDOWN_TIMEOUT', get('SHUTDOWN_TIMEOUT')),
   };
 }
 

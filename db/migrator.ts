@@ -15,6 +15,7 @@ import * as labBgpSessions from './migrations/0012-lab-bgp-sessions';
 import * as networkFeatureConfigs from './migrations/0013-network-feature-configs';
 import * as virtualCircuits from './migrations/0014-virtual-circuits';
 import * as labCloud from './migrations/0015-lab-cloud';
+import * as outboxClaims from './migrations/0016-outbox-claims';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -38,6 +39,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0013-network-feature-configs', networkFeatureConfigs],
   ['0014-virtual-circuits', virtualCircuits],
   ['0015-lab-cloud', labCloud],
+  ['0016-outbox-claims', outboxClaims],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -108,6 +108,8 @@ export interface OutboxRow {
   signalName: string | null;
   createdAt?: Date;
   deliveredAt: Date | null;
+  /** Until when the process sending the row holds it (see migration 0016). */
+  claimedUntil: Date | null;
   attempts: number;
   lastError: string | null;
 }
@@ -134,7 +136,7 @@ export interface Models {
   Event: Defined<EventRow, 'serial' | 'account'>;
   Outbox: Defined<
     OutboxRow,
-    'id' | 'deliveredAt' | 'attempts' | 'lastError' | 'searchAttributes' | 'signalName'
+    'id' | 'deliveredAt' | 'claimedUntil' | 'attempts' | 'lastError' | 'searchAttributes' | 'signalName'
   >;
 }
 
@@ -232,6 +234,7 @@ export function defineModels(sequelize: Sequelize): Models {
       searchAttributes: jsonColumn('searchAttributes', {}),
       signalName: { type: DataTypes.STRING(120), allowNull: true },
       deliveredAt: { type: DataTypes.DATE(3), allowNull: true },
+      claimedUntil: { type: DataTypes.DATE(3), allowNull: true },
       attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       lastError: { type: DataTypes.TEXT, allowNull: true },
     },

@@ -32,6 +32,11 @@ export async function createWorker(options: {
   namespace: string;
   taskQueue: string;
   activities: Activities;
+  /**
+   * After a shutdown signal, how long running activities may take to finish before they are
+   * cancelled (and retried by another worker); no new tasks are taken meanwhile.
+   */
+  shutdownGraceMs?: number;
 }): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -39,5 +44,6 @@ export async function createWorker(options: {
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../workflows'),
     activities: options.activities,
+    shutdownGraceTime: options.shutdownGraceMs ?? 0,
   });
 }

@@ -64,13 +64,15 @@ async function main(): Promise<void> {
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     activities: activitiesFor(db, config),
+    shutdownGraceMs: config.shutdownTimeoutSeconds * 1000,
   });
   logger.info(
     { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },
     'worker polling',
   );
   const collecting = startCollector(address, config, logger);
-  // Runtime's default shutdown signals (SIGINT, SIGTERM) drain the worker; run() resolves afterwards.
+  // The runtime's shutdown signals (SIGINT, SIGTERM) drain the worker: it takes no new tasks and lets
+  // running activities finish within SHUTDOWN_TIMEOUT; run() resolves afterwards.
   await worker.run();
   await collecting;
   await connection.close();

@@ -1,5 +1,5 @@
 import type { Transaction } from 'sequelize';
-import { Op } from 'sequelize';
+import { Op, QueryTypes } from 'sequelize';
 import type { Models } from '../models';
 
 /** A workflow start that was decided inside a database transaction and must happen after commit. */
@@ -61,26 +61,100 @@ export function createOutboxRepository({ models }: { models: Models }) {
     return toPending(row);
   }
 
+  const sequelize = models.Outbox.sequelize!;
+  /** Claims run on the database's clock, which every replica shares. */
+  const CLAIMABLE = 'delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < NOW(3))';
+  const CLAIM_UNTIL = 'NOW(3) + INTERVAL :leaseUs MICROSECOND';
+
   return {
     enqueue,
 
-    /** Undelivered messages created before `olderThan`, oldest first. */
-    async due(olderThan: Date, limit = 50): Promise<PendingMessage[]> {
-      const rows = await models.Outbox.findAll({
-        where: { deliveredAt: null, createdAt: { [Op.lt]: olderThan } },
-        order: [['id', 'ASC']],
-        limit,
+    /**
+     * Claims one message for `leaseMs` unless it was delivered or another process holds it: whoever
+     * sends a message claims it first, so of several API replicas only one sends each.
+     */
+    async claim(id: number, leaseMs: number): Promise<boolean> {
+      const [, affected] = await sequelize.query(
+        `UPDATE workflow_outbox SET claimed_until = ${CLAIM_UNTIL} WHERE id = :id AND ${CLAIMABLE}`,
+        { replacements: { id, leaseUs: leaseMs * 1000 }, type: QueryTypes.UPDATE },
+      );
+      return affected === 1;
+    },
+
+    /**
+     * Claims for `leaseMs` up to `limit` undelivered messages written more than `graceMs` ago that no
+     * other process holds, oldest first. Rows another replica is claiming at the same moment are
+     * skipped rather than waited for (`SKIP LOCKED`), so concurrent relays take disjoint batches.
+     */
+    async claimDue(options: { graceMs: number; leaseMs: number; limit?: number }): Promise<PendingMessage[]> {
+      return sequelize.transaction(async (transaction) => {
+        const rows = await sequelize.query<{ id: number | string }>(
+          `SELECT id FROM workflow_outbox
+            WHERE ${CLAIMABLE} AND created_at < NOW(3) - INTERVAL :graceUs MICROSECOND
+            ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED`,
+          {
+            replacements: { graceUs: options.graceMs * 1000, limit: options.limit ?? 50 },
+            type: QueryTypes.SELECT,
+            transaction,
+          },
+        );
+        if (rows.length === 0) return [];
+        const ids = rows.map((row) => Number(row.id));
+        await sequelize.query(
+          `UPDATE workflow_outbox SET claimed_until = ${CLAIM_UNTIL} WHERE id IN (:ids)`,
+          {
+            replacements: { ids, leaseUs: options.leaseMs * 1000 },
+            transaction,
+          },
+        );
+        const claimed = await models.Outbox.findAll({
+          where: { id: ids },
+          order: [['id', 'ASC']],
+          transaction,
+        });
+        return claimed.map(toPending);
       });
-      return rows.map(toPending);
     },
 
     async markDelivered(id: number): Promise<void> {
       await models.Outbox.update({ deliveredAt: new Date() }, { where: { id, deliveredAt: null } });
     },
 
+    /** Counts a failed attempt and lets the message go, so that the next relay round tries again. */
     async markFailed(id: number, error: string): Promise<void> {
-      await models.Outbox.increment('attempts', { where: { id } });
-      await models.Outbox.update({ lastError: error.slice(0, 2000) }, { where: { id } });
+      await models.Outbox.update(
+        {
+          attempts: sequelize.literal('attempts + 1'),
+          lastError: error.slice(0, 2000),
+          claimedUntil: null,
+        },
+        { where: { id } },
+      );
+    },
+
+    /** Deletes messages delivered before `deliveredBefore`, in batches; answers how many went. */
+    async prune(deliveredBefore: Date, batch = 1000): Promise<number> {
+      let pruned = 0;
+      for (;;) {
+        const gone = await models.Outbox.destroy({
+          where: { deliveredAt: { [Op.lt]: deliveredBefore } },
+          limit: batch,
+        });
+        pruned += gone;
+        if (gone < batch) return pruned;
+      }
+    },
+
+    /** Undelivered messages and when the oldest of them was written. */
+    async backlog(): Promise<{ undelivered: number; oldest: Date | null }> {
+      const [row] = await sequelize.query<{
+        undelivered: number | string;
+        oldest: Date | null;
+      }>(
+        'SELECT COUNT(*) AS undelivered, MIN(created_at) AS oldest FROM workflow_outbox WHERE delivered_at IS NULL',
+        { type: QueryTypes.SELECT },
+      );
+      return { undelivered: Number(row.undelivered), oldest: row.oldest ? new Date(row.oldest) : null };
     },
 
     async isDelivered(id: number): Promise<boolean> {
