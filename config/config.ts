@@ -3,6 +3,8 @@
  * Every problem names the variable so that a bad deployment fails loudly and clearly.
  */
 
+import { readFileSync } from 'node:fs';
+
 export interface Config {
   nodeEnv: string;
   host: string;
@@ -56,6 +58,8 @@ export interface ConfigVariable {
   name: string;
   default: string | undefined;
   description: string;
+  /** A credential: deployments pass it as a file (NAME_FILE), and no message ever shows its value. */
+  secret?: boolean;
 }
 
 export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
@@ -70,7 +74,9 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   {
     name: 'DATABASE_URL',
     default: 'mysql://root@127.0.0.1:3306/ixapi',
-    description: 'MySQL/MariaDB connection URL; the database is created if missing',
+    description:
+      'MySQL/MariaDB connection URL; the database is created if missing; DATABASE_URL_FILE names a file holding it',
+    secret: true,
   },
   { name: 'DATABASE_POOL_MAX', default: '10', description: 'maximum database connections per process' },
   {
@@ -85,12 +91,15 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'TOKEN_SIGNING_KEY',
     default: undefined,
     description:
-      'secret (at least 32 bytes, base64 or hex) signing the JWTs; `npm start` generates one in .data/',
+      'secret (at least 32 bytes, base64 or hex) signing the JWTs; `npm start` generates one in .data/; TOKEN_SIGNING_KEY_FILE names a file holding it',
+    secret: true,
   },
   {
     name: 'API_SECRET_HASH_KEY',
     default: undefined,
-    description: 'secret (at least 32 bytes, base64 or hex) keying the stored hashes of API secrets',
+    description:
+      'secret (at least 32 bytes, base64 or hex) keying the stored hashes of API secrets; API_SECRET_HASH_KEY_FILE names a file holding it',
+    secret: true,
   },
   { name: 'ACCESS_TOKEN_TTL', default: '1h', description: 'access token lifetime (seconds, or 30m, 1h, 2d)' },
   {
@@ -177,7 +186,8 @@ function parseDatabaseUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('DATABASE_URL', `is not a URL: "${raw}"`);
+    // The URL carries the database password: never repeat it.
+    throw new ConfigError('DATABASE_URL', 'is not a URL');
   }
   if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
     throw new ConfigError('DATABASE_URL', `must start with mysql:// or mariadb://, got "${url.protocol}//"`);
@@ -201,7 +211,44 @@ function parseName(variable: string, raw: string): string {
   return raw;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** Suffix of the variable naming a file that holds a variable's value (NAME_FILE for NAME). */
+export const FILE_SUFFIX = '_FILE';
+
+/**
+ * The environment with every NAME_FILE of a configuration variable replaced by NAME, its value read
+ * from that file (trailing whitespace and newlines removed), the way Docker and Kubernetes mount
+ * secrets. NAME and NAME_FILE together, or a file that cannot be read or is empty, is an error;
+ * messages name the variables and the path, never the content.
+ */
+export function resolveFileVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const resolved: NodeJS.ProcessEnv = { ...env };
+  for (const { name } of CONFIG_VARIABLES) {
+    const fileVariable = `${name}${FILE_SUFFIX}`;
+    const file = env[fileVariable];
+    if (file === undefined || file === '') continue;
+    if (env[name] !== undefined && env[name] !== '') {
+      throw new ConfigError(
+        name,
+        `is set together with ${fileVariable}; set only one of ${name} and ${fileVariable}`,
+      );
+    }
+    let content: string;
+    try {
+      content = readFileSync(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      throw new ConfigError(fileVariable, `cannot read the file "${file}" (${code})`);
+    }
+    const value = content.trimEnd();
+    if (value === '') throw new ConfigError(fileVariable, `the file "${file}" is empty`);
+    resolved[name] = value;
+    delete resolved[fileVariable];
+  }
+  return resolved;
+}
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const env = resolveFileVariables(environment);
   const get = (name: string): string => {
     const value = env[name];
     if (value !== undefined && value !== '') return value;

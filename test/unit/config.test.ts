@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, parseDuration } from '../../config/config';
 
 const keys = {
@@ -85,5 +88,117 @@ describe('configuration', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
     assert.equal(new Set(names).size, names.length);
     for (const variable of CONFIG_VARIABLES) assert.ok(variable.description.length > 10, variable.name);
+  });
+
+  it('says of every secret that it may come from a file', () => {
+    const secrets = CONFIG_VARIABLES.filter((variable) => variable.secret).map((variable) => variable.name);
+    assert.deepEqual(secrets.sort(), ['API_SECRET_HASH_KEY', 'DATABASE_URL', 'TOKEN_SIGNING_KEY']);
+    for (const variable of CONFIG_VARIABLES.filter((v) => v.secret)) {
+      assert.ok(variable.description.includes(`${variable.name}_FILE`), variable.name);
+    }
+  });
+});
+
+describe('configuration from files (NAME_FILE)', () => {
+  let dir = '';
+  const fileWith = (name: string, content: string): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, content, { mode: 0o600 });
+    return file;
+  };
+  /** The ConfigError loadConfig throws for env, which must name `variable` and never show `secret`. */
+  function errorOf(env: NodeJS.ProcessEnv, variable: string, secret?: string): ConfigError {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+      assert.equal(error.variable, variable);
+      assert.ok(error.message.startsWith(`${variable}:`), error.message);
+      if (secret !== undefined) assert.ok(!error.message.includes(secret), 'the message shows the secret');
+      return error;
+    }
+    assert.fail('loadConfig accepted the environment');
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ixapi-config-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads the value of every secret from the file NAME_FILE names', () => {
+    const config = loadConfig({
+      TOKEN_SIGNING_KEY_FILE: fileWith('token_signing_key', keys.TOKEN_SIGNING_KEY),
+      API_SECRET_HASH_KEY_FILE: fileWith('api_secret_hash_key', keys.API_SECRET_HASH_KEY),
+      DATABASE_URL_FILE: fileWith('database_url', 'mysql://ixapi:s3cret@db:3306/ixapi'),
+    });
+    assert.deepEqual(config.tokenSigningKey, new Uint8Array(Buffer.from(keys.TOKEN_SIGNING_KEY, 'base64')));
+    assert.deepEqual(config.apiSecretHashKey, new Uint8Array(Buffer.from(keys.API_SECRET_HASH_KEY, 'hex')));
+    assert.equal(config.databaseUrl, 'mysql://ixapi:s3cret@db:3306/ixapi');
+  });
+
+  it('reads any configuration variable from a file, not only the secrets', () => {
+    const config = loadConfig({ ...keys, TEMPORAL_NAMESPACE_FILE: fileWith('namespace', 'prod\n') });
+    assert.equal(config.temporalNamespace, 'prod');
+  });
+
+  it('drops the trailing newline and whitespace of the file, and nothing else', () => {
+    const config = loadConfig({
+      ...keys,
+      DATABASE_URL_FILE: fileWith('database_url', 'mysql://ixapi:pw@db:3306/ixapi \r\n\n\t'),
+      TOKEN_SIGNING_KEY: undefined,
+      TOKEN_SIGNING_KEY_FILE: fileWith('token_signing_key', `${keys.TOKEN_SIGNING_KEY}\n`),
+    });
+    assert.equal(config.databaseUrl, 'mysql://ixapi:pw@db:3306/ixapi');
+    assert.deepEqual(config.tokenSigningKey, new Uint8Array(Buffer.from(keys.TOKEN_SIGNING_KEY, 'base64')));
+    // Leading whitespace belongs to the value: a namespace read as "  prod" is refused.
+    errorOf({ ...keys, TEMPORAL_NAMESPACE_FILE: fileWith('namespace', '  prod\n') }, 'TEMPORAL_NAMESPACE');
+  });
+
+  it('refuses NAME and NAME_FILE together, naming both', () => {
+    const file = fileWith('token_signing_key', keys.TOKEN_SIGNING_KEY);
+    const error = errorOf(
+      { ...keys, TOKEN_SIGNING_KEY_FILE: file },
+      'TOKEN_SIGNING_KEY',
+      keys.TOKEN_SIGNING_KEY,
+    );
+    assert.match(error.message, /\bTOKEN_SIGNING_KEY_FILE\b/);
+  });
+
+  it('refuses a missing or unreadable file, naming NAME_FILE and the path', () => {
+    const missing = path.join(dir, 'no-such-file');
+    const error = errorOf(
+      { ...keys, API_SECRET_HASH_KEY: undefined, API_SECRET_HASH_KEY_FILE: missing },
+      'API_SECRET_HASH_KEY_FILE',
+    );
+    assert.ok(error.message.includes(missing), error.message);
+    const directory = errorOf({ ...keys, DATABASE_URL_FILE: dir }, 'DATABASE_URL_FILE');
+    assert.ok(directory.message.includes(dir), directory.message);
+  });
+
+  it('refuses an empty file, or one of whitespace only, naming NAME_FILE and the path', () => {
+    for (const content of ['', '\n', ' \r\n ']) {
+      const file = fileWith('empty', content);
+      const error = errorOf(
+        { ...keys, TOKEN_SIGNING_KEY: undefined, TOKEN_SIGNING_KEY_FILE: file },
+        'TOKEN_SIGNING_KEY_FILE',
+      );
+      assert.ok(error.message.includes(file), error.message);
+    }
+  });
+
+  it('never shows the content of a secret whose value is refused', () => {
+    const short = Buffer.alloc(16, 7).toString('base64');
+    errorOf(
+      { ...keys, TOKEN_SIGNING_KEY: undefined, TOKEN_SIGNING_KEY_FILE: fileWith('short_key', short) },
+      'TOKEN_SIGNING_KEY',
+      short,
+    );
+    errorOf(
+      { ...keys, DATABASE_URL_FILE: fileWith('database_url', '//ixapi:s3cret@db:3306/ixapi\n') },
+      'DATABASE_URL',
+      's3cret',
+    );
   });
 });

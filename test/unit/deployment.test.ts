@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
@@ -8,7 +9,9 @@ import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 
 /**
  * Static checks of the production deployment files: docker-compose.yml, Dockerfile, .dockerignore
- * and docs/deployment.md. Docker is not needed; the files are parsed and compared with the code.
+ * and docs/deployment.md. Docker is not needed; the files are parsed and compared with the code,
+ * with the Temporal server configuration (config/temporal/production.yaml) and with the Temporal
+ * version scripts/temporal-server.sh pins.
  */
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -23,6 +26,8 @@ interface Healthcheck {
   disable?: boolean;
 }
 
+type SecretReference = string | { source: string; target?: string };
+
 interface Service {
   image?: string;
   build?: unknown;
@@ -33,20 +38,31 @@ interface Service {
   restart?: string;
   depends_on?: DependsOn;
   ports?: unknown[];
+  secrets?: SecretReference[];
+  volumes?: unknown[];
+  deploy?: { replicas?: number | string };
+  container_name?: string;
 }
 
 interface ComposeFile {
   services: Record<string, Service>;
   volumes?: Record<string, unknown>;
+  secrets?: Record<string, { file?: string; environment?: string }>;
 }
 
-/** Values substituted for required variables (${VAR:?...}), as an operator's .env would provide them. */
-const OPERATOR_ENV: Record<string, string> = {
-  TOKEN_SIGNING_KEY: Buffer.alloc(32, 1).toString('base64'),
-  API_SECRET_HASH_KEY: Buffer.alloc(32, 2).toString('base64'),
-  MARIADB_PASSWORD: '0123456789abcdef0123456789abcdef',
-  MARIADB_ROOT_PASSWORD: 'fedcba9876543210fedcba9876543210',
-  TEMPORAL_DB_PASSWORD: 'aaaabbbbccccddddeeeeffff00001111',
+/**
+ * Values of the variables an operator sets in .env (none is required: secrets are files). Compose
+ * fails on a required one (${VAR:?...}) that is missing, and so does interpolate() below.
+ */
+const OPERATOR_ENV: Record<string, string> = {};
+
+/** Contents of the secret files in ./secrets/, as an operator creates them (docs/deployment.md). */
+const OPERATOR_SECRETS: Record<string, string> = {
+  token_signing_key: `${Buffer.alloc(48, 1).toString('base64')}\n`,
+  api_secret_hash_key: `${Buffer.alloc(48, 2).toString('base64')}\n`,
+  mariadb_password: '0123456789abcdef0123456789abcdef\n',
+  mariadb_root_password: 'fedcba9876543210fedcba9876543210\n',
+  temporal_db_password: 'aaaabbbbccccddddeeeeffff00001111\n',
 };
 
 const REFERENCE = /\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g;
@@ -90,8 +106,20 @@ const rawCompose = (): ComposeFile => parse(composeText(), { merge: true }) as C
 /** Every variable reference in the values of the file (comments excluded), `$$` escapes included. */
 const references = (): RegExpExecArray[] =>
   stringsIn(parse(composeText(), { merge: true })).flatMap((text) => [...text.matchAll(REFERENCE)]);
-/** The file as `docker compose` sees it once the operator's variables are set. */
-const compose = (): ComposeFile => interpolateDeep(rawCompose(), OPERATOR_ENV) as ComposeFile;
+/**
+ * The file as `docker compose` sees it once the operator's variables are set. Like Compose, it reads
+ * an interpolated number where the specification wants one (deploy.replicas).
+ */
+function compose(): ComposeFile {
+  const file = interpolateDeep(rawCompose(), OPERATOR_ENV) as ComposeFile;
+  for (const service of Object.values(file.services)) {
+    const replicas = service.deploy?.replicas;
+    if (service.deploy && typeof replicas === 'string' && /^\d+$/.test(replicas)) {
+      service.deploy.replicas = Number(replicas);
+    }
+  }
+  return file;
+}
 
 function serviceNamed(file: ComposeFile, name: string): Service {
   const service = file.services[name];
@@ -125,6 +153,63 @@ const words = (value: string | string[] | undefined): string[] =>
 
 const isOneShot = (service: Service): boolean => service.restart === 'no';
 
+/** The whole script a service runs: its entrypoint and command, joined. */
+const scriptOf = (service: Service): string =>
+  [...words(service.entrypoint), ...words(service.command)].join(' ');
+
+/** The secrets a service mounts, by the path they appear at in the container. */
+function mountedSecrets(file: ComposeFile, name: string): Map<string, string> {
+  const mounted = new Map<string, string>();
+  for (const reference of serviceNamed(file, name).secrets ?? []) {
+    const source = typeof reference === 'string' ? reference : reference.source;
+    const target = (typeof reference === 'string' ? undefined : reference.target) ?? source;
+    assert.ok(file.secrets?.[source], `${name} mounts the undeclared secret ${source}`);
+    mounted.set(target.startsWith('/') ? target : `/run/secrets/${target}`, source);
+  }
+  return mounted;
+}
+
+/** The Temporal server version `npm run rehearse` builds, from its one place: scripts/temporal-server.sh. */
+function temporalVersion(): string {
+  const match = /^VERSION="(\d+\.\d+\.\d+)"$/m.exec(read('scripts/temporal-server.sh'));
+  assert.ok(match, 'scripts/temporal-server.sh has no line VERSION="x.y.z"');
+  return match[1];
+}
+
+/** The template variables config/temporal/production.yaml documents in its opening comment. */
+function temporalTemplateVariables(): Set<string> {
+  const header = read('config/temporal/production.yaml')
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('#'))
+    .join('\n');
+  return new Set([...header.matchAll(/\bTEMPORAL_[A-Z_]+\b/g)].map(([name]) => name));
+}
+
+/** The recipe docs/deployment.md gives for secrets/database_url, as a printf format with one %s. */
+function databaseUrlRecipe(): string {
+  const match =
+    /printf '(mysql:\/\/[^'%]*%s[^']*?)\\n' "\$\(cat secrets\/mariadb_password\)" > secrets\/database_url/.exec(
+      read('docs/deployment.md'),
+    );
+  assert.ok(match, 'docs/deployment.md does not say how secrets/database_url is made from mariadb_password');
+  return match[1];
+}
+
+/** Writes the operator's secret files into a temporary folder; returns their paths by secret name. */
+function writeOperatorSecrets(dir: string): Record<string, string> {
+  const contents: Record<string, string> = {
+    ...OPERATOR_SECRETS,
+    database_url: `${databaseUrlRecipe().replace('%s', OPERATOR_SECRETS.mariadb_password.trim())}\n`,
+  };
+  return Object.fromEntries(
+    Object.entries(contents).map(([name, content]) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, content, { mode: 0o600 });
+      return [name, file];
+    }),
+  );
+}
+
 /** A tag that names a release (not "latest", has a version number) or a digest. */
 function isPinned(image: string): boolean {
   if (/@sha256:[0-9a-f]{64}$/.test(image)) return true;
@@ -146,6 +231,9 @@ function withoutIdKeywords(node: unknown): void {
 
 const APP_SERVICES = ['api', 'worker'] as const;
 const CONFIG_NAMES = new Set(CONFIG_VARIABLES.map((variable) => variable.name));
+const SECRET_NAMES = CONFIG_VARIABLES.filter((variable) => variable.secret).map((variable) => variable.name);
+/** An environment variable that would carry a credential's value. */
+const LOOKS_SECRET = /PASSWORD|SECRET|_KEY$|^DATABASE_URL$/;
 
 describe('deployment: docker-compose.yml', () => {
   it('is a valid Compose file according to the compose-spec JSON schema', () => {
@@ -201,18 +289,51 @@ describe('deployment: docker-compose.yml', () => {
     }
   });
 
-  it('runs migrate and temporal-admin-setup as one-shot jobs that api and worker wait for', () => {
+  it('restarts every long-running service, and no one-shot job', () => {
+    for (const [name, service] of Object.entries(compose().services)) {
+      assert.ok(
+        ['unless-stopped', 'always', 'no'].includes(service.restart ?? ''),
+        `service "${name}" has the restart policy ${service.restart}`,
+      );
+    }
+  });
+
+  it('runs the schema, namespace and migration jobs once, before the services that need them', () => {
     const file = compose();
     const oneShots = Object.entries(file.services)
       .filter(([, service]) => isOneShot(service))
       .map(([name]) => name)
       .sort();
-    assert.deepEqual(oneShots, ['migrate', 'temporal-admin-setup']);
+    assert.deepEqual(oneShots, ['migrate', 'temporal-admin-setup', 'temporal-schema']);
     for (const app of APP_SERVICES) {
       const deps = dependenciesOf(serviceNamed(file, app));
-      for (const job of oneShots) {
+      for (const job of ['migrate', 'temporal-admin-setup']) {
         assert.equal(deps[job], 'service_completed_successfully', `${app} must wait for ${job} to succeed`);
       }
+    }
+    assert.equal(
+      dependenciesOf(serviceNamed(file, 'temporal'))['temporal-schema'],
+      'service_completed_successfully',
+    );
+  });
+
+  it('runs two or more replicas of api and worker, each API replica on a host port of its own', () => {
+    const file = compose();
+    for (const app of APP_SERVICES) {
+      const service = serviceNamed(file, app);
+      assert.ok(Number(service.deploy?.replicas) >= 2, `${app} runs ${service.deploy?.replicas} replicas`);
+      assert.equal(service.container_name, undefined, `${app} cannot be replicated with a container_name`);
+    }
+    const api = serviceNamed(file, 'api');
+    for (const port of api.ports ?? []) {
+      assert.equal(typeof port, 'string', 'api ports are written as strings');
+      const match = /^(?:[^:]+:)?(\d+)(?:-(\d+))?:8000$/.exec(port as string);
+      assert.ok(match, `api publishes port 8000 from a host port or range: ${String(port)}`);
+      const size = Number(match[2] ?? match[1]) - Number(match[1]) + 1;
+      assert.ok(
+        size >= Number(api.deploy?.replicas),
+        `the host ports ${String(port)} are fewer than the replicas`,
+      );
     }
   });
 
@@ -231,7 +352,7 @@ describe('deployment: docker-compose.yml', () => {
     const file = compose();
     for (const app of APP_SERVICES) {
       const unknown = Object.keys(environmentOf(serviceNamed(file, app))).filter(
-        (key) => !CONFIG_NAMES.has(key),
+        (key) => !CONFIG_NAMES.has(key) && !CONFIG_NAMES.has(key.replace(/_FILE$/, '')),
       );
       assert.deepEqual(unknown, [], `${app} sets variables that are not in CONFIG_VARIABLES`);
     }
@@ -243,35 +364,81 @@ describe('deployment: docker-compose.yml', () => {
     for (const app of APP_SERVICES) {
       const env = environmentOf(serviceNamed(file, app));
       for (const name of required) {
-        assert.ok(env[name], `${app} does not set ${name}`);
+        assert.ok(env[name] || env[`${name}_FILE`], `${app} does not set ${name} or ${name}_FILE`);
       }
     }
   });
 
-  it('requires the secrets from the operator instead of defaulting them', () => {
+  it('passes the application secrets as files only', () => {
     const file = rawCompose();
     for (const app of [...APP_SERVICES, 'migrate']) {
       const env = environmentOf(serviceNamed(file, app));
-      for (const name of ['TOKEN_SIGNING_KEY', 'API_SECRET_HASH_KEY']) {
-        assert.match(env[name] ?? '', new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`), `${app}: ${name}`);
+      const mounted = mountedSecrets(file, app);
+      for (const name of SECRET_NAMES) {
+        assert.equal(env[name], undefined, `${app} sets the secret ${name} as a value`);
+        assert.ok(mounted.has(env[`${name}_FILE`] ?? ''), `${app}: ${name}_FILE names no mounted secret`);
       }
-      assert.match(env.DATABASE_URL ?? '', /\$\{MARIADB_PASSWORD:\?[^}]+\}/, `${app}: DATABASE_URL`);
+    }
+  });
+
+  it('keeps every credential in a secret file that the service mounts', () => {
+    const file = rawCompose();
+    for (const [name, service] of Object.entries(file.services)) {
+      const mounted = mountedSecrets(file, name);
+      for (const [key, value] of Object.entries(environmentOf(service))) {
+        if (key.endsWith('_FILE')) {
+          assert.ok(mounted.has(value), `${name}: ${key} names no mounted secret: ${value}`);
+        } else {
+          assert.ok(!LOOKS_SECRET.test(key), `${name} sets the credential ${key} as a value`);
+        }
+      }
+      for (const [used] of scriptOf(service).matchAll(/\/run\/secrets\/[A-Za-z0-9_.-]+/g)) {
+        assert.ok(mounted.has(used), `${name} reads ${used}, which it does not mount`);
+      }
+    }
+    const used = new Set(
+      Object.keys(file.services).flatMap((name) => [...mountedSecrets(file, name).values()]),
+    );
+    for (const [secret, definition] of Object.entries(file.secrets ?? {})) {
+      assert.match(
+        definition.file ?? '',
+        /^\.\/secrets\/[a-z_]+$/,
+        `secret ${secret} is not a file in ./secrets/`,
+      );
+      assert.ok(used.has(secret), `secret ${secret} is mounted nowhere`);
     }
   });
 
   it('gives api, worker and migrate an environment that passes the configuration checks', () => {
     const file = compose();
-    for (const app of [...APP_SERVICES, 'migrate']) {
-      const env = environmentOf(serviceNamed(file, app));
-      const config = loadConfig(env);
-      assert.equal(config.nodeEnv, 'production', `${app}: NODE_ENV`);
-      const temporalHost = (config.temporalAddress ?? '').split(':')[0];
-      assert.ok(file.services[temporalHost], `${app}: TEMPORAL_ADDRESS names no service: ${temporalHost}`);
-      const databaseHost = new URL(config.databaseUrl).hostname;
-      assert.ok(file.services[databaseHost], `${app}: DATABASE_URL names no service: ${databaseHost}`);
-      const db = environmentOf(serviceNamed(file, databaseHost));
-      assert.equal(new URL(config.databaseUrl).pathname, `/${db.MARIADB_DATABASE}`, `${app}: database name`);
-      assert.equal(new URL(config.databaseUrl).username, db.MARIADB_USER, `${app}: database user`);
+    const dir = mkdtempSync(path.join(tmpdir(), 'ixapi-secrets-'));
+    try {
+      const secretFiles = writeOperatorSecrets(dir);
+      for (const app of [...APP_SERVICES, 'migrate']) {
+        // Each *_FILE path in the container is the operator's file of the secret mounted there.
+        const mounted = mountedSecrets(file, app);
+        const env = Object.fromEntries(
+          Object.entries(environmentOf(serviceNamed(file, app))).map(([key, value]) => [
+            key,
+            key.endsWith('_FILE') && mounted.has(value) ? secretFiles[mounted.get(value) ?? ''] : value,
+          ]),
+        );
+        const config = loadConfig(env);
+        assert.equal(config.nodeEnv, 'production', `${app}: NODE_ENV`);
+        const temporalHost = (config.temporalAddress ?? '').split(':')[0];
+        assert.ok(file.services[temporalHost], `${app}: TEMPORAL_ADDRESS names no service: ${temporalHost}`);
+        const databaseUrl = new URL(config.databaseUrl);
+        assert.ok(file.services[databaseUrl.hostname], `${app}: DATABASE_URL names no service`);
+        const db = environmentOf(serviceNamed(file, databaseUrl.hostname));
+        assert.equal(databaseUrl.pathname, `/${db.MARIADB_DATABASE}`, `${app}: database name`);
+        assert.equal(databaseUrl.username, db.MARIADB_USER, `${app}: database user`);
+        // The password in database_url is the one the db service gives its user.
+        const dbPasswordFile = db.MARIADB_PASSWORD_FILE;
+        const dbPasswordSecret = mountedSecrets(file, databaseUrl.hostname).get(dbPasswordFile) ?? '';
+        assert.equal(databaseUrl.password, OPERATOR_SECRETS[dbPasswordSecret]?.trim(), `${app}: password`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -281,7 +448,7 @@ describe('deployment: docker-compose.yml', () => {
     const script = [...words(setup.entrypoint), ...words(setup.command)].join(' ');
     const namespace = environmentOf(serviceNamed(file, 'api')).TEMPORAL_NAMESPACE;
     assert.ok(namespace, 'api sets no TEMPORAL_NAMESPACE');
-    assert.equal(environmentOf(serviceNamed(file, 'temporal')).DEFAULT_NAMESPACE, namespace);
+    assert.equal(environmentOf(serviceNamed(file, 'worker')).TEMPORAL_NAMESPACE, namespace);
     assert.match(script, new RegExp(`namespace create --namespace ${namespace}\\b`));
     assert.match(
       script,
@@ -291,6 +458,108 @@ describe('deployment: docker-compose.yml', () => {
       assert.equal(attribute.type, 'KEYWORD', `${attribute.name} is registered as a Keyword`);
       assert.match(script, new RegExp(`\\b${attribute.name}\\b`), `${attribute.name} is not registered`);
     }
+  });
+
+  it('runs the Temporal server version that npm run rehearse builds (scripts/temporal-server.sh)', () => {
+    const version = temporalVersion();
+    const images = Object.entries(compose().services).map(([name, service]) => [name, service.image ?? '']);
+    const servers = images.filter(([, image]) => image.startsWith('temporalio/server:'));
+    const tools = images.filter(([, image]) => image.startsWith('temporalio/admin-tools:'));
+    assert.deepEqual(
+      servers.map(([name]) => name),
+      ['temporal'],
+    );
+    assert.ok(tools.length >= 2, 'temporal-schema and temporal-admin-setup run the admin tools');
+    for (const [name, image] of servers) assert.equal(image, `temporalio/server:${version}`, name);
+    for (const [name, image] of tools) {
+      const tag = image.slice(image.indexOf(':') + 1);
+      assert.ok(tag === version || tag.startsWith(`${version}-`), `${name} runs ${image}, not ${version}`);
+    }
+    const autoSetup = images.filter(([, image]) => image.startsWith('temporalio/auto-setup'));
+    assert.deepEqual(autoSetup, [], 'the auto-setup image is for development only');
+  });
+
+  it("starts the Temporal server from the repository's config/temporal/production.yaml", () => {
+    const file = compose();
+    const temporal = serviceNamed(file, 'temporal');
+    const script = scriptOf(temporal);
+    const option = (flag: string): string => {
+      const match = new RegExp(`${flag}[ =](\\S+)`).exec(script);
+      assert.ok(match, `the temporal command has no ${flag}`);
+      return match[1];
+    };
+    assert.match(
+      script,
+      /\bexec temporal-server\b[^\n]*\bstart\b/,
+      'the command does not start temporal-server',
+    );
+    const configDir = path.posix.join(option('--root'), option('--config'));
+    const mounts = (temporal.volumes ?? []).map(String);
+    const mount = mounts.find((volume) => volume.split(':')[1] === configDir);
+    assert.ok(mount, `${configDir} is not mounted into temporal`);
+    const [source, , mode] = mount.split(':');
+    assert.equal(mode, 'ro', 'the configuration is mounted read-only');
+    assert.equal(path.posix.normalize(source), 'config/temporal');
+    const configFile = path.join(source, `${option('--env')}.yaml`);
+    assert.ok(existsSync(path.join(ROOT, configFile)), `${configFile} does not exist`);
+    assert.match(read(configFile).split('\n')[0], /^# enable-template/, `${configFile} is not a template`);
+
+    // Every template variable the service sets is one the file documents and reads.
+    const documented = temporalTemplateVariables();
+    const env = environmentOf(temporal);
+    const exported = [...script.matchAll(/\bexport ([A-Z_ ]+)/g)].flatMap(([, names]) =>
+      names.trim().split(/\s+/),
+    );
+    for (const name of [...Object.keys(env), ...exported]) {
+      assert.ok(documented.has(name), `temporal sets ${name}, which ${configFile} does not document`);
+    }
+    for (const name of ['TEMPORAL_DB_PASSWORD', 'TEMPORAL_BROADCAST_ADDRESS']) {
+      assert.ok(exported.includes(name), `the temporal command does not set ${name}`);
+    }
+    assert.equal(env.TEMPORAL_BIND_IP, '0.0.0.0', 'the frontend must be reachable from the other services');
+    assert.ok(file.services[env.TEMPORAL_DB_HOST], 'TEMPORAL_DB_HOST names no service');
+    assert.equal(env.TEMPORAL_DB_USER, environmentOf(serviceNamed(file, env.TEMPORAL_DB_HOST)).POSTGRES_USER);
+
+    // Ports: the frontend's gRPC port at the base, its HTTP API 10 above (production.yaml).
+    const base = Number(env.TEMPORAL_PORT_BASE);
+    for (const name of [...APP_SERVICES, 'temporal-admin-setup', 'temporal-ui']) {
+      const address = environmentOf(serviceNamed(file, name)).TEMPORAL_ADDRESS;
+      assert.equal(address, `temporal:${base}`, `${name}: TEMPORAL_ADDRESS`);
+    }
+    assert.ok(
+      words(temporal.healthcheck?.test).some((word) => word.startsWith(`http://127.0.0.1:${base + 10}/`)),
+      "the health check does not ask the frontend's HTTP API",
+    );
+  });
+
+  it("prepares Temporal's databases with the schema tool of the same release before the server starts", () => {
+    const file = compose();
+    const env = environmentOf(serviceNamed(file, 'temporal'));
+    const job = serviceNamed(file, 'temporal-schema');
+    const script = scriptOf(job);
+    assert.match(script, /temporal-sql-tool --plugin postgres12 /);
+    assert.match(
+      script,
+      new RegExp(`--ep ${env.TEMPORAL_DB_HOST} -p ${env.TEMPORAL_DB_PORT} -u ${env.TEMPORAL_DB_USER}\\b`),
+    );
+    const databases: [string, string][] = [
+      [env.TEMPORAL_DB_NAME, 'postgresql/v12/temporal'],
+      [env.TEMPORAL_VISIBILITY_DB_NAME, 'postgresql/v12/visibility'],
+    ];
+    for (const [database, schema] of databases) {
+      assert.ok(database, 'temporal names its databases');
+      for (const step of [
+        'create-database',
+        'setup-schema -v 0.0',
+        `update-schema --schema-name ${schema}`,
+      ]) {
+        assert.ok(
+          script.includes(`--db ${database} ${step}`),
+          `temporal-schema does not run: --db ${database} ${step}`,
+        );
+      }
+    }
+    assert.equal(dependenciesOf(job)[env.TEMPORAL_DB_HOST], 'service_healthy');
   });
 
   it('starts api, worker and migrate from files the production build emits', () => {
@@ -375,7 +644,7 @@ describe('deployment: Dockerfile', () => {
     const ignored = read('.dockerignore')
       .split(/\r?\n/)
       .map((line) => line.trim());
-    for (const entry of ['node_modules', 'dist', '.data', '.git', '.env']) {
+    for (const entry of ['node_modules', 'dist', '.data', '.git', '.env', 'secrets']) {
       assert.ok(ignored.includes(entry), `.dockerignore does not exclude ${entry}`);
     }
   });
@@ -396,6 +665,7 @@ describe('deployment: docs/deployment.md', () => {
       const name = braced ?? bare;
       if (name) settings.add(name);
     }
+    for (const name of Object.keys(file.secrets ?? {})) settings.add(name);
     for (const name of settings) {
       assert.ok(documented(name), `setting ${name} is not documented`);
     }
