@@ -15,7 +15,7 @@ export function ensureLocalSecrets(env: NodeJS.ProcessEnv): void {
   if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
   let changed = false;
   for (const name of ['TOKEN_SIGNING_KEY', 'API_SECRET_HASH_KEY']) {
-    if (env[name]) continue;
+    if (env[name] || env[`${name}_FILE`]) continue;
     if (!stored[name]) {
       stored[name] = randomBytes(48).toString('base64');
       changed = true;
