@@ -1,37 +1,58 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_BUNDLE } from '../worker/create-worker';
 import { DOCS_DIR, SPEC_PATH } from '../spec';
 import { buildDocs, docsAreStale } from './build-docs';
 
 const ROOT = path.resolve(__dirname, '..');
-const DIST = path.join(ROOT, 'dist');
 
 /**
  * `npm run build`: compiles the production code into dist/ (api/main.ts -> dist/api/main.js) and
  * puts beside it what it reads at run time: the OpenAPI document and its rendered docs. dist/ is
  * then complete: `node dist/api/main.js`, `node dist/worker/main.js`, `node dist/scripts/migrate.js`.
+ * The workflows are bundled too (see `bundleWorkflows`).
  */
-function build(): void {
-  rmSync(DIST, { recursive: true, force: true });
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+export async function build(out = path.join(ROOT, 'dist')): Promise<void> {
+  rmSync(out, { recursive: true, force: true });
+  const tsc = require.resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], {
     cwd: ROOT,
     stdio: 'inherit',
   });
   if (docsAreStale()) buildDocs();
-  const spec = path.join(DIST, 'spec');
+  const spec = path.join(out, 'spec');
   mkdirSync(spec, { recursive: true });
   cpSync(SPEC_PATH, path.join(spec, path.basename(SPEC_PATH)));
   cpSync(DOCS_DIR, path.join(spec, path.basename(DOCS_DIR)), { recursive: true });
+  await bundleWorkflows(out);
 }
 
-try {
-  build();
-  process.stdout.write(`built ${path.relative(process.cwd(), DIST) || '.'}/\n`);
-} catch (error) {
-  // tsc has printed its diagnostics already.
-  process.stderr.write(
-    `build failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
+/**
+ * Bundles the compiled workflows once, at build time, where the worker looks for them
+ * (`WORKFLOW_BUNDLE` in worker/create-worker.ts): a worker then starts without running webpack.
+ */
+async function bundleWorkflows(out: string): Promise<void> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(out, 'workflows', 'index.js'),
+    logger: new DefaultLogger('WARN'),
+  });
+  writeFileSync(path.join(out, 'worker', WORKFLOW_BUNDLE), code);
+}
+
+if (require.main === module) {
+  // `--out <dir>` builds elsewhere (the rehearsal's second version); dist/ by default.
+  const at = process.argv.indexOf('--out');
+  const out = path.resolve(at === -1 ? path.join(ROOT, 'dist') : process.argv[at + 1]);
+  build(out).then(
+    () => process.stdout.write(`built ${path.relative(process.cwd(), out) || '.'}/\n`),
+    (error: unknown) => {
+      // tsc prints its diagnostics itself; its error says only that it failed.
+      process.stderr.write(
+        `build failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`,
+      );
+      process.exit(2);
+    },
   );
-  process.exit(2);
 }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
@@ -26,6 +28,19 @@ export function activitiesFor(
   });
 }
 
+/**
+ * The workflows bundled at build time (`npm run build` writes it beside the compiled worker). A
+ * worker started from source has none and bundles the workflows itself when it starts.
+ */
+export const WORKFLOW_BUNDLE = 'workflow-bundle.js';
+
+function workflowCode(): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+  const bundle = path.join(__dirname, WORKFLOW_BUNDLE);
+  return existsSync(bundle)
+    ? { workflowBundle: { codePath: bundle } }
+    : { workflowsPath: require.resolve('../workflows') };
+}
+
 /** A worker for the provisioning task queue, running the workflows of workflows/ and the given activities. */
 export async function createWorker(options: {
   connection: NativeConnection;
@@ -42,7 +57,7 @@ export async function createWorker(options: {
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    ...workflowCode(),
     activities: options.activities,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,
   });

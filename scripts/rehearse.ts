@@ -1,0 +1,607 @@
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { QueryTypes } from 'sequelize';
+import { createLabStore } from '../activities/drivers/lab-store';
+import { openDatabase } from '../db';
+import { dropDatabase } from '../db/connection';
+import { provisioningWorkflowId } from '../db/repositories/connection-repository';
+import { configWorkflowId } from '../db/repositories/network-service-config-repository';
+import { seedDemo } from '../db/seed';
+import type { DemoCredential } from '../db/seed/demo';
+import { build } from './build';
+import { DATA_DIR, PROJECT_ROOT } from './local-secrets';
+import type { Verdict } from './rehearsal/checks';
+import {
+  answeredRequests,
+  bookedOnce,
+  outboxDrained,
+  placedOnce,
+  workflowsHealthy,
+} from './rehearsal/checks';
+import type { Member } from './rehearsal/fleet';
+import { kill, ready, startMember, stopGracefully } from './rehearsal/fleet';
+import type { TemporalSetup } from './rehearsal/temporal-server';
+import {
+  createSchemas,
+  installTemporalServer,
+  registerNamespace,
+  startTemporalServer,
+  temporalAddress,
+  temporalServes,
+} from './rehearsal/temporal-server';
+import { Balancer, isAnswer, placeOrder } from './rehearsal/traffic';
+
+/**
+ * `npm run rehearse`: the production topology on this machine. The real Temporal server on
+ * PostgreSQL, two API replicas and two workers started from the compiled build on MariaDB, and
+ * orders flowing through them while a worker and an API are killed, both are replaced by a freshly
+ * built version (a rolling upgrade), and Temporal is stopped for a while. At the end everything is
+ * decommissioned, and the run asserts that nothing was lost, doubled or left behind.
+ *
+ * Options: --orders N (300; a quarter connections, each then carrying three exchange-LAN configs),
+ * --rate N (orders started per second, 5), --outage S (seconds Temporal is down, 20).
+ */
+
+const argument = (name: string, fallback: number): number => {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} takes a positive whole number`);
+  return value;
+};
+const ORDERS = argument('orders', 300);
+const RATE = argument('rate', 5);
+const OUTAGE_S = argument('outage', 20);
+const CONFIGS_PER_CONNECTION = 3;
+const CONNECTIONS = Math.ceil(ORDERS / (CONFIGS_PER_CONNECTION + 1));
+const CONFIGS = ORDERS - CONNECTIONS;
+const LANES = 16;
+const SHUTDOWN_S = 20;
+
+const RUN = randomBytes(3).toString('hex');
+const REF = `rehearsal-${RUN}`;
+const WORK = path.join(DATA_DIR, 'rehearsal');
+const NEXT_BUILD = path.join(WORK, 'next');
+const DATABASE_URL = process.env.REHEARSAL_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/ixapi_rehearsal';
+/** Only metros whose cross-connects the exchange makes: nothing waits for a customer there. */
+const METROS = ['fra', 'ham'];
+
+const started = Date.now();
+const phases: Array<{ name: string; seconds: number }> = [];
+const say = (message: string) =>
+  process.stdout.write(`[rehearse ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}\n`);
+
+/** Runs one phase of the rehearsal, timed; a phase that outlasts `limitMinutes` fails the run. */
+async function phase<T>(name: string, work: () => Promise<T>, limitMinutes = 15): Promise<T> {
+  say(`── ${name}`);
+  const from = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${name}: not done within ${limitMinutes} minutes`)),
+      limitMinutes * 60_000,
+    );
+  });
+  try {
+    const result = await Promise.race([work(), limit]);
+    phases.push({ name, seconds: (Date.now() - from) / 1000 });
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A frontend port whose whole block (the services' ports, see config/temporal) is free. */
+async function temporalPortBase(): Promise<number> {
+  for (let base = 27233; base < 60000; base += 1000) {
+    const ports = [0, 1, 2, 6, 10, -300, -299, -298, -294].map((offset) => base + offset);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free block of ports for the Temporal server');
+}
+
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    if (await portFree(port)) return port;
+  }
+}
+
+/** PostgreSQL must answer on 127.0.0.1:5432; the machine's cluster is started when it is down. */
+async function postgresUp(): Promise<void> {
+  const answers = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(5432, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  if (await answers()) return;
+  say('PostgreSQL is not answering on 127.0.0.1:5432; starting the machine’s cluster');
+  const version = execFileSync('ls', ['/etc/postgresql'], { encoding: 'utf8' }).trim().split('\n')[0];
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], {
+    stdio: 'inherit',
+  });
+  for (let i = 0; i < 30 && !(await answers()); i += 1) await sleep(1000);
+  if (!(await answers())) throw new Error('PostgreSQL did not start');
+}
+
+interface Live {
+  temporal: TemporalSetup;
+  temporalProcess?: ChildProcess;
+  members: Member[];
+}
+
+async function main(): Promise<void> {
+  rmSync(WORK, { recursive: true, force: true });
+  mkdirSync(WORK, { recursive: true });
+  const live: Live = {
+    temporal: {
+      binaries: '',
+      portBase: 0,
+      database: 'ixapi_rehearsal_temporal',
+      visibilityDatabase: 'ixapi_rehearsal_visibility',
+      namespace: 'ixapi',
+      logFile: path.join(WORK, 'temporal.log'),
+    },
+    members: [],
+  };
+  say(
+    `${ORDERS} orders (${CONNECTIONS} connections, ${CONFIGS} exchange-LAN configs), logs in ${path.relative(PROJECT_ROOT, WORK)}/`,
+  );
+  try {
+    await rehearse(live);
+  } finally {
+    await Promise.all(live.members.map((member) => stopGracefully(member, 5000).catch(() => undefined)));
+    live.temporalProcess?.kill('SIGTERM');
+  }
+}
+
+async function rehearse(live: Live): Promise<void> {
+  const { temporal } = live;
+  // The demo credentials are seeded here and verified by the APIs: one key for both.
+  const apiSecretHashKey = randomBytes(48);
+  const env = await phase('prepare: Temporal server, builds, databases', async () => {
+    await postgresUp();
+    temporal.binaries = installTemporalServer();
+    say('building dist/ and, for the rolling upgrade, the next version');
+    await build();
+    await build(NEXT_BUILD);
+    // The next version says so in its release id (GET /health).
+    writeFileSync(
+      path.join(NEXT_BUILD, 'package.json'),
+      JSON.stringify({ name: 'ixapi-provisioning', version: `0.1.0-next.${RUN}` }),
+    );
+    temporal.portBase = await temporalPortBase();
+    createSchemas(temporal);
+    live.temporalProcess = startTemporalServer(temporal);
+    await registerNamespace(temporal);
+    say(
+      `Temporal ${path.basename(path.dirname(temporal.binaries))} serves on ${temporalAddress(temporal)} (PostgreSQL)`,
+    );
+
+    // Secrets as files, as Docker and Kubernetes mount them.
+    const secrets = path.join(WORK, 'secrets');
+    mkdirSync(secrets, { mode: 0o700 });
+    writeFileSync(path.join(secrets, 'token_signing_key'), `${randomBytes(48).toString('base64')}\n`, {
+      mode: 0o600,
+    });
+    writeFileSync(path.join(secrets, 'api_secret_hash_key'), `${apiSecretHashKey.toString('base64')}\n`, {
+      mode: 0o600,
+    });
+    writeFileSync(path.join(secrets, 'database_url'), `${DATABASE_URL}\n`, { mode: 0o600 });
+    const processEnv: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL_FILE: path.join(secrets, 'database_url'),
+      TOKEN_SIGNING_KEY_FILE: path.join(secrets, 'token_signing_key'),
+      API_SECRET_HASH_KEY_FILE: path.join(secrets, 'api_secret_hash_key'),
+      TEMPORAL_ADDRESS: temporalAddress(temporal),
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      LOG_LEVEL: 'info',
+      LAB_CROSS_CONNECT_DELAY_MS: '500',
+      STATS_SAMPLE_INTERVAL_S: '60',
+      SHUTDOWN_TIMEOUT: `${SHUTDOWN_S}s`,
+      DATABASE_POOL_MAX: '10',
+    };
+    await dropDatabase(DATABASE_URL);
+    execFileSync(process.execPath, [path.join(PROJECT_ROOT, 'dist/scripts/migrate.js')], {
+      env: processEnv,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    return processEnv;
+  });
+
+  const db = openDatabase({ url: DATABASE_URL, apiSecretHashKey: new Uint8Array(apiSecretHashKey) });
+  const connection = await Connection.connect({ address: temporalAddress(temporal) });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  try {
+    const credentials = await seedDemo(db);
+    await createLabStore(db.sequelize).syncFromCatalogue();
+    await fleetRehearsal(live, env, db, client, credentials);
+  } finally {
+    await connection.close();
+    await db.close();
+  }
+}
+
+/** Spare 10G ports per metro, to spread the connections where they fit. */
+async function connectionPlan(db: ReturnType<typeof openDatabase>): Promise<string[]> {
+  const spare = await db.sequelize.query<{ metro: string; n: number }>(
+    `SELECT SUBSTRING_INDEX(SUBSTRING_INDEX(pop, '-', 2), '-', -1) AS metro, COUNT(*) AS n
+       FROM ports WHERE connection IS NULL AND speed = 10000 GROUP BY metro`,
+    { type: QueryTypes.SELECT },
+  );
+  const room = new Map(
+    spare.filter((row) => METROS.includes(row.metro)).map((row) => [row.metro, Number(row.n)]),
+  );
+  const total = [...room.values()].reduce((sum, n) => sum + n, 0);
+  if (total < CONNECTIONS)
+    throw new Error(
+      `${CONNECTIONS} connections need as many spare 10G ports in ${METROS.join(', ')}; there are ${total}`,
+    );
+  const plan: string[] = [];
+  while (plan.length < CONNECTIONS)
+    for (const metro of METROS)
+      if ((room.get(metro) ?? 0) > 0 && plan.length < CONNECTIONS) {
+        plan.push(metro);
+        room.set(metro, room.get(metro)! - 1);
+      }
+  return plan;
+}
+
+async function fleetRehearsal(
+  live: Live,
+  env: NodeJS.ProcessEnv,
+  db: ReturnType<typeof openDatabase>,
+  client: Client,
+  credentials: DemoCredential[],
+): Promise<void> {
+  const balancer = new Balancer();
+  const start = async (name: string, role: 'api' | 'worker', buildDir: string) => {
+    const member = startMember({
+      name,
+      role,
+      build: buildDir,
+      env,
+      logDir: WORK,
+      port: role === 'api' ? await freePort() : undefined,
+    });
+    live.members.push(member);
+    await ready(member);
+    if (member.url) balancer.add({ name, url: member.url });
+    return member;
+  };
+  const dist = path.join(PROJECT_ROOT, 'dist');
+  const [api1, api2, worker1, worker2] = await phase('start two APIs and two workers from dist/', () =>
+    Promise.all([
+      start('api-1', 'api', dist),
+      start('api-2', 'api', dist),
+      start('worker-1', 'worker', dist),
+      start('worker-2', 'worker', dist),
+    ]),
+  );
+
+  // The two demo customers order, in turn.
+  const customers = credentials.filter((credential) => credential.role === 'customer');
+  const tokens = new Map<string, string>();
+  for (const customer of customers) {
+    const answer = await balancer.call('POST', '/auth/token', {
+      body: { api_key: customer.apiKey, api_secret: customer.apiSecret },
+    });
+    if (!isAnswer(answer) || answer.status !== 201) throw new Error(`${customer.name} could not log in`);
+    tokens.set(customer.accountId, (answer.body as { access_token: string }).access_token);
+  }
+  const slug = (account: string) => account.replace(/^acc-/, '');
+  const plan = await connectionPlan(db);
+
+  const refs: string[] = [];
+  // Configs go first once their connection is live; connections fill the gaps, so that some are
+  // ordered while Temporal is down too.
+  const connectionOrders: Array<() => Promise<void>> = [];
+  const configOrders: Array<() => Promise<void>> = [];
+  const nextOrder = () => configOrders.shift() ?? connectionOrders.shift();
+  let accepted = 0;
+  const connectionsOrdered: Array<{ id: string; account: string; metro: string; index: number }> = [];
+  plan.forEach((metro, index) => {
+    const account = customers[index % customers.length].accountId;
+    const ref = `${REF}-c${String(index).padStart(3, '0')}`;
+    refs.push(ref);
+    connectionOrders.push(async () => {
+      const id = await placeOrder(balancer, tokens.get(account)!, '/connections', {
+        managing_account: account,
+        consuming_account: account,
+        billing_account: account,
+        role_assignments: [`ra-${slug(account)}-implementation`, `ra-${slug(account)}-noc`],
+        product_offering: `po-connection-${metro}-10g`,
+        mode: 'standalone',
+        port_quantity: 1,
+        subscriber_side_demarcs: [`rehearsal rack ${index}`],
+        external_ref: ref,
+      });
+      connectionsOrdered.push({ id, account, metro, index });
+      accepted += 1;
+    });
+  });
+  // Configs follow their connection once it is in production (it must carry them).
+  let configsQueued = 0;
+  const queuedFor = new Set<string>();
+  const queueConfigs = async () => {
+    const ids = connectionsOrdered.filter((c) => !queuedFor.has(c.id)).map((c) => c.id);
+    if (ids.length === 0) return;
+    const inProduction = new Set(
+      (
+        await db.sequelize.query<{ id: string }>(
+          "SELECT id FROM connections WHERE id IN (:ids) AND state = 'production'",
+          { replacements: { ids }, type: QueryTypes.SELECT },
+        )
+      ).map((row) => row.id),
+    );
+    for (const c of connectionsOrdered) {
+      if (!inProduction.has(c.id) || queuedFor.has(c.id)) continue;
+      queuedFor.add(c.id);
+      for (let k = 0; k < CONFIGS_PER_CONNECTION && configsQueued < CONFIGS; k += 1) {
+        const n = configsQueued++;
+        const ref = `${REF}-n${String(n).padStart(3, '0')}`;
+        refs.push(ref);
+        configOrders.push(async () => {
+          await placeOrder(balancer, tokens.get(c.account)!, '/network-service-configs', {
+            type: 'exchange_lan',
+            network_service: `ns-exchange-lan-${c.metro}`,
+            managing_account: c.account,
+            consuming_account: c.account,
+            billing_account: c.account,
+            role_assignments: [`ra-${slug(c.account)}-noc`, `ra-${slug(c.account)}-peering`],
+            connection: c.id,
+            vlan_config: { vlan_type: 'dot1q' },
+            asns: [64512 + c.index],
+            listed: false,
+            external_ref: ref,
+          });
+          accepted += 1;
+        });
+      }
+    }
+  };
+
+  const killed = { api: api1.name, at: 0 };
+  const stopped = { api: api2.name, at: 0 };
+  const health: Array<{ api: string; at: number; status: string }> = [];
+  const disruptions = async () => {
+    const reach = async (share: number) => {
+      while (accepted < ORDERS * share) await sleep(100);
+    };
+    await reach(0.25);
+    say(`crash at ${accepted} accepted: SIGKILL ${worker1.name} and ${api1.name}`);
+    killed.at = Date.now();
+    await Promise.all([kill(worker1), kill(api1)]);
+    await Promise.all([start('api-1b', 'api', NEXT_BUILD), start('worker-1b', 'worker', NEXT_BUILD)]);
+    say('api-1b and worker-1b of the next version serve');
+
+    await reach(0.45);
+    say(`rolling upgrade at ${accepted} accepted: SIGTERM ${api2.name} and ${worker2.name}`);
+    stopped.at = Date.now();
+    const [apiExit, workerExit] = await Promise.all([
+      stopGracefully(api2, (SHUTDOWN_S + 10) * 1000),
+      stopGracefully(worker2, (SHUTDOWN_S + 10) * 1000),
+    ]);
+    balancer.remove(api2.name);
+    if (apiExit !== 0 || workerExit !== 0)
+      throw new Error(
+        `graceful stop failed: ${api2.name} exited ${apiExit}, ${worker2.name} exited ${workerExit}`,
+      );
+    say(`${api2.name} and ${worker2.name} stopped cleanly (exit 0)`);
+    await Promise.all([start('api-2b', 'api', NEXT_BUILD), start('worker-2b', 'worker', NEXT_BUILD)]);
+    say('api-2b and worker-2b of the next version serve; the old version is gone');
+
+    await reach(0.65);
+    say(`Temporal outage at ${accepted} accepted: the server stops for ${OUTAGE_S} s`);
+    const server = live.temporalProcess!;
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+    const outageEnds = Date.now() + OUTAGE_S * 1000;
+    while (Date.now() < outageEnds) {
+      for (const member of live.members.filter((m) => m.url && balancer.names.includes(m.name))) {
+        const response = await fetch(`${member.url}/health`, { signal: AbortSignal.timeout(5000) });
+        const body = (await response.json()) as { status?: string };
+        health.push({ api: member.name, at: Date.now(), status: `${response.status} ${body.status}` });
+      }
+      await sleep(1000);
+    }
+    live.temporalProcess = startTemporalServer(live.temporal);
+    await temporalServes(live.temporal);
+    say('Temporal serves again');
+  };
+
+  const ordering = phase(
+    `orders: ${ORDERS} at ${RATE}/s through the replicas, with the disruptions`,
+    async () => {
+      const gap = 1000 / RATE;
+      let nextStart = Date.now();
+      let failure: Error | undefined;
+      const lane = async () => {
+        while (accepted < ORDERS && !failure) {
+          const task = nextOrder();
+          if (!task) {
+            await sleep(100);
+            continue;
+          }
+          const wait = nextStart - Date.now();
+          nextStart = Math.max(nextStart, Date.now()) + gap;
+          if (wait > 0) await sleep(wait);
+          await task().catch((error: unknown) => {
+            failure = error instanceof Error ? error : new Error(String(error));
+          });
+        }
+      };
+      const feeding = (async () => {
+        while (accepted < ORDERS && !failure) {
+          await queueConfigs();
+          await sleep(250);
+        }
+      })();
+      const progress = setInterval(() => say(`${accepted}/${ORDERS} orders accepted`), 10_000);
+      try {
+        await Promise.all([...Array.from({ length: LANES }, lane), feeding, disruptions()]);
+      } finally {
+        clearInterval(progress);
+      }
+      if (failure) throw failure;
+    },
+  );
+  await ordering;
+
+  await phase('production: every order goes live', async () => {
+    const like = `${REF}-%`;
+    for (;;) {
+      const [row] = await db.sequelize.query<{ live: number; errors: number }>(
+        `SELECT (SELECT COUNT(*) FROM connections WHERE external_ref LIKE :like AND state = 'production')
+              + (SELECT COUNT(*) FROM network_service_configs WHERE external_ref LIKE :like AND state = 'production') AS live,
+                (SELECT COUNT(*) FROM connections WHERE external_ref LIKE :like AND state IN ('error', 'operator'))
+              + (SELECT COUNT(*) FROM network_service_configs WHERE external_ref LIKE :like AND state IN ('error', 'operator')) AS errors`,
+        { replacements: { like }, type: QueryTypes.SELECT },
+      );
+      if (Number(row.errors) > 0) throw new Error(`${row.errors} orders are in error or operator`);
+      if (Number(row.live) === ORDERS) return;
+      say(`${row.live}/${ORDERS} in production`);
+      await sleep(5000);
+    }
+  });
+
+  const verdicts: Verdict[] = [];
+  verdicts.push(...(await placedOnce(db.sequelize, refs, `${REF}-%`)));
+  verdicts.push(...(await bookedOnce(db.sequelize, `${REF}-%`)));
+  const warned = new Set(health.filter((h) => h.status === '200 warn').map((h) => h.api));
+  verdicts.push({
+    check: '/health answers 200 warn on every API while Temporal is down',
+    ok: health.length > 0 && health.every((h) => h.status === '200 warn') && warned.size === 2,
+    detail: `${health.length} samples, warn from ${[...warned].join(', ') || 'none'}${
+      health.some((h) => h.status !== '200 warn')
+        ? `; also ${[...new Set(health.map((h) => h.status))].join(', ')}`
+        : ''
+    }`,
+  });
+  const releases = new Set<string>();
+  for (let i = 0; i < balancer.names.length * 2; i += 1) {
+    const answer = await balancer.call('GET', '/health');
+    const body = isAnswer(answer) ? (answer.body as { status?: string; releaseId?: string }) : undefined;
+    if (body) releases.add(`${body.status} ${body.releaseId}`);
+  }
+  verdicts.push({
+    check: 'every API runs the next version and passes its health check',
+    ok: [...releases].every((release) => release === `pass 0.1.0-next.${RUN}`),
+    detail: [...releases].join(', '),
+  });
+
+  await phase('decommission: configs, then connections', async () => {
+    const like = `${REF}-%`;
+    const ids = async (table: string) =>
+      (
+        await db.sequelize.query<{ id: string; account: string }>(
+          `SELECT id, managing_account AS account FROM ${table} WHERE external_ref LIKE :like`,
+          { replacements: { like }, type: QueryTypes.SELECT },
+        )
+      ).map((row) => row);
+    const takeDown = async (table: string, collection: string, workflowId: (id: string) => string) => {
+      const rows = await ids(table);
+      for (const row of rows) {
+        const answer = await balancer.call('DELETE', `${collection}/${row.id}`, {
+          token: tokens.get(row.account),
+        });
+        if (!isAnswer(answer) || answer.status !== 202)
+          throw new Error(
+            `DELETE ${collection}/${row.id}: ${isAnswer(answer) ? answer.status : answer.transport}`,
+          );
+      }
+      // Exchange-LAN access has a month's notice: the exchange's operator ends it now, as from the
+      // Temporal UI or CLI; 10G connections go at once.
+      for (const row of rows) {
+        const state = await db.sequelize.query<{ state: string }>(
+          `SELECT state FROM ${table} WHERE id = :id`,
+          {
+            replacements: { id: row.id },
+            type: QueryTypes.SELECT,
+          },
+        );
+        if (state[0]?.state === 'decommission_requested')
+          await client.workflow.getHandle(workflowId(row.id)).signal('decommissionNow');
+      }
+      for (;;) {
+        const [left] = await db.sequelize.query<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM ${table} WHERE external_ref LIKE :like AND state <> 'decommissioned'`,
+          { replacements: { like }, type: QueryTypes.SELECT },
+        );
+        if (Number(left.n) === 0) return rows.length;
+        say(`${left.n} ${collection.slice(1)} still to go`);
+        await sleep(3000);
+      }
+    };
+    const configs = await takeDown('network_service_configs', '/network-service-configs', configWorkflowId);
+    const connections = await takeDown('connections', '/connections', provisioningWorkflowId);
+    say(`${configs} configs and ${connections} connections decommissioned`);
+  });
+
+  await phase('settle: outbox and workflows', async () => {
+    for (let i = 0; i < 60; i += 1) {
+      if ((await db.outbox.backlog()).undelivered === 0) break;
+      await sleep(1000);
+    }
+    // Workflows end once their resource is decommissioned; visibility follows within seconds.
+    for (let i = 0; i < 30; i += 1) {
+      const running = (await client.workflow.count('ExecutionStatus = "Running"')).count;
+      if (running <= 1) break;
+      await sleep(1000);
+    }
+  });
+  verdicts.push(await outboxDrained(db.sequelize));
+  verdicts.push(...(await workflowsHealthy(client)));
+  verdicts.push(...answeredRequests(balancer.exchanges, killed, stopped));
+
+  report(verdicts, balancer.exchanges.length);
+  if (verdicts.some((verdict) => !verdict.ok)) {
+    process.exitCode = 1;
+    return;
+  }
+  // A run that passed leaves nothing behind but its logs.
+  await dropDatabase(DATABASE_URL).catch(() => undefined);
+}
+
+function report(verdicts: Verdict[], requests: number): void {
+  process.stdout.write('\nPhases\n');
+  for (const { name, seconds } of phases)
+    process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${name}\n`);
+  process.stdout.write(
+    `  ${((Date.now() - started) / 1000).toFixed(1).padStart(7)} s  in all (${requests} requests)\n`,
+  );
+  process.stdout.write('\nChecks\n');
+  for (const verdict of verdicts)
+    process.stdout.write(`  ${verdict.ok ? 'PASS' : 'FAIL'}  ${verdict.check}: ${verdict.detail}\n`);
+  const failed = verdicts.filter((verdict) => !verdict.ok).length;
+  process.stdout.write(
+    `\nrehearsal: ${verdicts.length - failed} checks passed, ${failed} failed; logs in ${path.relative(PROJECT_ROOT, WORK)}/\n`,
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `\nrehearsal failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.stderr.write(`logs in ${path.relative(PROJECT_ROOT, WORK)}/\n`);
+  process.exit(1);
+});
