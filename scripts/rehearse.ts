@@ -28,13 +28,14 @@ import { kill, ready, startMember, stopGracefully } from './rehearsal/fleet';
 import type { TemporalSetup } from './rehearsal/temporal-server';
 import {
   createSchemas,
+  dropSchemas,
   installTemporalServer,
   registerNamespace,
   startTemporalServer,
   temporalAddress,
   temporalServes,
 } from './rehearsal/temporal-server';
-import { Balancer, isAnswer, placeOrder } from './rehearsal/traffic';
+import { Balancer, isAnswer, placeOrder, requestUnderWay } from './rehearsal/traffic';
 
 /**
  * `npm run rehearse`: the production topology on this machine. The real Temporal server on
@@ -60,6 +61,7 @@ const CONFIGS_PER_CONNECTION = 3;
 const CONNECTIONS = Math.ceil(ORDERS / (CONFIGS_PER_CONNECTION + 1));
 const CONFIGS = ORDERS - CONNECTIONS;
 const LANES = 16;
+const HELD_FOR_OUTAGE = Math.min(8, Math.floor(CONNECTIONS / 4));
 const SHUTDOWN_S = 20;
 
 const RUN = randomBytes(3).toString('hex');
@@ -165,15 +167,28 @@ async function main(): Promise<void> {
   say(
     `${ORDERS} orders (${CONNECTIONS} connections, ${CONFIGS} exchange-LAN configs), logs in ${path.relative(PROJECT_ROOT, WORK)}/`,
   );
+  let passed = false;
   try {
-    await rehearse(live);
+    passed = await rehearse(live);
   } finally {
     await Promise.all(live.members.map((member) => stopGracefully(member, 5000).catch(() => undefined)));
-    live.temporalProcess?.kill('SIGTERM');
+    const server = live.temporalProcess;
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
   }
+  if (!passed) {
+    process.exitCode = 1;
+    return;
+  }
+  // A run that passed leaves nothing behind but its logs; a failed one keeps its databases to look at.
+  dropSchemas(live.temporal);
+  await dropDatabase(DATABASE_URL);
 }
 
-async function rehearse(live: Live): Promise<void> {
+/** Answers whether every check passed. */
+async function rehearse(live: Live): Promise<boolean> {
   const { temporal } = live;
   // The demo credentials are seeded here and verified by the APIs: one key for both.
   const apiSecretHashKey = randomBytes(48);
@@ -234,7 +249,7 @@ async function rehearse(live: Live): Promise<void> {
   try {
     const credentials = await seedDemo(db);
     await createLabStore(db.sequelize).syncFromCatalogue();
-    await fleetRehearsal(live, env, db, client, credentials);
+    return await fleetRehearsal(live, env, db, client, credentials);
   } finally {
     await connection.close();
     await db.close();
@@ -272,7 +287,7 @@ async function fleetRehearsal(
   db: ReturnType<typeof openDatabase>,
   client: Client,
   credentials: DemoCredential[],
-): Promise<void> {
+): Promise<boolean> {
   const balancer = new Balancer();
   const start = async (name: string, role: 'api' | 'worker', buildDir: string) => {
     const member = startMember({
@@ -339,6 +354,8 @@ async function fleetRehearsal(
       accepted += 1;
     });
   });
+  // A few connections are ordered while Temporal is down: the API takes them all the same.
+  const heldForTheOutage = connectionOrders.splice(-HELD_FOR_OUTAGE);
   // Configs follow their connection once it is in production (it must carry them).
   let configsQueued = 0;
   const queuedFor = new Set<string>();
@@ -383,6 +400,7 @@ async function fleetRehearsal(
   const killed = { api: api1.name, at: 0 };
   const stopped = { api: api2.name, at: 0 };
   const health: Array<{ api: string; at: number; status: string }> = [];
+  const outage = { from: 0, to: 0 };
   const disruptions = async () => {
     const reach = async (share: number) => {
       while (accepted < ORDERS * share) await sleep(100);
@@ -396,11 +414,19 @@ async function fleetRehearsal(
 
     await reach(0.45);
     say(`rolling upgrade at ${accepted} accepted: SIGTERM ${api2.name} and ${worker2.name}`);
+    // Requests under way when the signal comes must still be answered.
+    const underWay = Array.from({ length: 3 }, () =>
+      requestUnderWay(balancer, { name: api2.name, url: api2.url! }),
+    );
+    await sleep(300);
     stopped.at = Date.now();
-    const [apiExit, workerExit] = await Promise.all([
+    const stopping = Promise.all([
       stopGracefully(api2, (SHUTDOWN_S + 10) * 1000),
       stopGracefully(worker2, (SHUTDOWN_S + 10) * 1000),
     ]);
+    await sleep(1000);
+    await Promise.all(underWay.map((request) => request.finish()));
+    const [apiExit, workerExit] = await stopping;
     balancer.remove(api2.name);
     if (apiExit !== 0 || workerExit !== 0)
       throw new Error(
@@ -415,7 +441,9 @@ async function fleetRehearsal(
     const server = live.temporalProcess!;
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
-    const outageEnds = Date.now() + OUTAGE_S * 1000;
+    outage.from = Date.now();
+    connectionOrders.push(...heldForTheOutage);
+    const outageEnds = outage.from + OUTAGE_S * 1000;
     while (Date.now() < outageEnds) {
       for (const member of live.members.filter((m) => m.url && balancer.names.includes(m.name))) {
         const response = await fetch(`${member.url}/health`, { signal: AbortSignal.timeout(5000) });
@@ -424,6 +452,7 @@ async function fleetRehearsal(
       }
       await sleep(1000);
     }
+    outage.to = Date.now();
     live.temporalProcess = startTemporalServer(live.temporal);
     await temporalServes(live.temporal);
     say('Temporal serves again');
@@ -496,6 +525,14 @@ async function fleetRehearsal(
         ? `; also ${[...new Set(health.map((h) => h.status))].join(', ')}`
         : ''
     }`,
+  });
+  const takenMeanwhile = balancer.exchanges.filter(
+    (e) => e.method === 'POST' && e.status === 201 && e.startedAt >= outage.from && e.endedAt <= outage.to,
+  ).length;
+  verdicts.push({
+    check: 'orders are taken while Temporal is down',
+    ok: takenMeanwhile > 0,
+    detail: `${takenMeanwhile} orders answered 201 during the ${OUTAGE_S} s outage`,
   });
   const releases = new Set<string>();
   for (let i = 0; i < balancer.names.length * 2; i += 1) {
@@ -574,12 +611,7 @@ async function fleetRehearsal(
   verdicts.push(...answeredRequests(balancer.exchanges, killed, stopped));
 
   report(verdicts, balancer.exchanges.length);
-  if (verdicts.some((verdict) => !verdict.ok)) {
-    process.exitCode = 1;
-    return;
-  }
-  // A run that passed leaves nothing behind but its logs.
-  await dropDatabase(DATABASE_URL).catch(() => undefined);
+  return verdicts.every((verdict) => verdict.ok);
 }
 
 function report(verdicts: Verdict[], requests: number): void {

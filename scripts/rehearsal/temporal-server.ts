@@ -28,9 +28,9 @@ export function installTemporalServer(): string {
   return output.trim().split('\n').pop()!;
 }
 
-/** The persistence and visibility schemas, on fresh databases, with the server's own SQL tool. */
-export function createSchemas(setup: TemporalSetup): void {
-  const tool = (database: string, ...args: string[]) =>
+const sqlTool =
+  (setup: TemporalSetup) =>
+  (database: string, ...args: string[]) =>
     execFileSync(
       path.join(setup.binaries, 'temporal-sql-tool'),
       [
@@ -48,6 +48,10 @@ export function createSchemas(setup: TemporalSetup): void {
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
+
+/** The persistence and visibility schemas, on fresh databases, with the server's own SQL tool. */
+export function createSchemas(setup: TemporalSetup): void {
+  const tool = sqlTool(setup);
   for (const [database, schema] of [
     [setup.database, 'postgresql/v12/temporal'],
     [setup.visibilityDatabase, 'postgresql/v12/visibility'],
@@ -57,6 +61,13 @@ export function createSchemas(setup: TemporalSetup): void {
     tool(database, 'setup-schema', '-v', '0.0');
     tool(database, 'update-schema', '--schema-name', schema);
   }
+}
+
+/** Drops the server's two databases (once it has stopped). */
+export function dropSchemas(setup: TemporalSetup): void {
+  const tool = sqlTool(setup);
+  for (const database of [setup.database, setup.visibilityDatabase])
+    tool(database, 'drop-database', '--force');
 }
 
 export const temporalAddress = (setup: TemporalSetup) => `127.0.0.1:${setup.portBase}`;

@@ -1,3 +1,4 @@
+import http from 'node:http';
 /**
  * The rehearsal's clients: requests spread round-robin over the API replicas, as a load balancer
  * would, with every request and its outcome recorded for the checks at the end.
@@ -137,4 +138,50 @@ async function lookUp(balancer: Balancer, token: string, collection: string, ref
     if (items.length > 1) throw new Error(`${ref} was placed ${items.length} times`);
     return items[0]?.id;
   }
+}
+
+/**
+ * A request whose body is sent in two parts: it is under way on `backend` (the server has read its
+ * headers) until `finish` sends the rest. Recorded like any other request.
+ */
+export function requestUnderWay(balancer: Balancer, backend: Backend) {
+  const body = JSON.stringify({ api_key: 'rehearsal-key', api_secret: 'rehearsal-secret' });
+  const url = new URL(`${backend.url}/auth/token`);
+  const exchange: Exchange = {
+    api: backend.name,
+    method: 'POST',
+    path: '/auth/token (under way at SIGTERM)',
+    startedAt: Date.now(),
+    endedAt: 0,
+  };
+  balancer.exchanges.push(exchange);
+  const client = http.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  });
+  const answered = new Promise<void>((resolve) => {
+    client.once('response', (response) => {
+      exchange.status = response.statusCode;
+      response.resume();
+      response.once('end', () => {
+        exchange.endedAt = Date.now();
+        resolve();
+      });
+    });
+    client.once('error', (error: NodeJS.ErrnoException) => {
+      exchange.transport = error.code ?? error.message;
+      exchange.endedAt = Date.now();
+      resolve();
+    });
+  });
+  client.write(body.slice(0, 8));
+  return {
+    finish: () => {
+      client.end(body.slice(8));
+      return answered;
+    },
+  };
 }
