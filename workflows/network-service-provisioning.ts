@@ -1,9 +1,9 @@
-import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
-import { runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
+import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
 const retry: RetryPolicy = {
   initialInterval: '1 second',
@@ -72,8 +72,10 @@ export async function provisionNetworkService({
       configured = frame.latest().revision;
       frame.step('waiting for the configs');
       await frame.look();
-      const waiting = statusWhenChanged((status) =>
-        activities.recordNetworkServiceStatus({ serviceId, status }),
+      // Runs begun before the status was recorded only when it changes record it on every look.
+      const waiting = statusWhenChanged(
+        (status) => activities.recordNetworkServiceStatus({ serviceId, status }),
+        !patched(STATUS_WHEN_CHANGED),
       );
       while (frame.latest().missing.length) {
         const missing = frame.latest().missing;

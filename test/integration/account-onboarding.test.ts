@@ -41,7 +41,7 @@ describe('account on-boarding workflow', () => {
     await handle.signal(accountChangedSignal);
 
     assert.equal(await handle.result(), 'production');
-    recordHistory('onboard-account', start.workflowId);
+    await recordHistory('onboardAccount', 'production', start.workflowId);
     const done = await db.accounts.findById(account.id);
     assert.equal(done?.state, 'production');
     assert.deepEqual(done?.status, []);
@@ -59,6 +59,21 @@ describe('account on-boarding workflow', () => {
       to: 'production',
       event: 'go_live',
     });
+  });
+
+  it('ends on-boarding with the account deleted while it waits', async () => {
+    const { db, api, temporal } = stack();
+    const { account, start } = await db.accounts.create(newMember('Trave Carrier'));
+    assert.equal(await api.starter.deliver(start), true);
+    await eventually('the status to name what is missing', async () =>
+      (await db.accounts.findById(account.id))?.status.length ? true : undefined,
+    );
+    const { messages } = await db.accounts.remove(account.id, () => undefined);
+    for (const message of messages) await api.starter.deliver(message);
+    const handle = temporal.client.workflow.getHandle(start.workflowId);
+    assert.equal(await handle.result(), 'deleted');
+    await recordHistory('onboardAccount', 'cancel-before-production', start.workflowId);
+    assert.equal(await db.accounts.findById(account.id), null);
   });
 
   it('starts the workflow through the outbox relay when the first start did not happen', async () => {

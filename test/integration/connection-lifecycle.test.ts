@@ -101,7 +101,7 @@ describe('connection lifecycle over HTTP', function () {
     assert.equal(renamed.status, 202);
     assert.equal(renamed.body.state, 'production');
     assert.equal(renamed.body.purchase_order, 'PO-77');
-    recordHistory('connection-changed', provisioningWorkflowId(connection.id));
+    await recordHistory('provisionConnection', 'change', provisioningWorkflowId(connection.id));
     // The consuming side of someone else's connection cannot even see it.
     const foreign = await request('PATCH', `/connections/${connection.id}`, {
       token: other,
@@ -142,6 +142,7 @@ describe('connection lifecycle over HTTP', function () {
     const cancelled = await request('DELETE', `/connections/${id}`, { token });
     assert.equal(cancelled.status, 202, cancelled.text);
     const gone = await reaches(id, 'cancelled');
+    await recordHistory('provisionConnection', 'cancel-before-production', provisioningWorkflowId(id));
     const ports = await spare(created.body.ports as string[]);
     assert.ok(ports.every((port) => port.connection === null && port.managing_account !== SPREE));
     assert.deepEqual(gone.ports, []);
@@ -192,7 +193,7 @@ describe('connection lifecycle over HTTP', function () {
     ]);
     const handle = stack().temporal.client.workflow.getHandle(provisioningWorkflowId(connection.id));
     assert.equal(await handle.result(), 'decommissioned');
-    recordHistory('connection-decommissioned', provisioningWorkflowId(connection.id));
+    await recordHistory('provisionConnection', 'decommission', provisioningWorkflowId(connection.id));
   });
 
   it('holds to the notice period, waits for the decommission day, and lets an operator bring it forward', async () => {

@@ -9,6 +9,7 @@ import { UnableToFulfillError } from '../../domain/errors';
 import { stack, withoutWorker } from '../support/stack';
 import { eventually } from '../support/wait';
 import { settleConnections } from '../support/connections';
+import { recordHistory } from '../support/histories';
 
 const CUSTOMER = 'acc-spree-networks';
 /** Temporal's PENDING_ACTIVITY_STATE_STARTED: a worker has the activity in hand. */
@@ -86,6 +87,7 @@ describe('connection provisioning', function () {
       .filter((e) => JSON.stringify(e.payload).includes(placed.id))
       .map((e) => (e.type === 'connection.state_changed' ? (e.payload as { to: string }).to : e.type));
     assert.deepEqual(story, ['connection.created', 'allocated', 'testing', 'production']);
+    await recordHistory('provisionConnection', 'production', provisioningWorkflowId(placed.id));
   });
 
   it('runs a standalone port without a bundle', async () => {
@@ -131,6 +133,7 @@ describe('connection provisioning', function () {
       .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
       .signal('retryTesting');
     await reaches(placed.id, 'production');
+    await recordHistory('provisionConnection', 'operator-retest', provisioningWorkflowId(placed.id));
   });
 
   it('configures many connections on one device at once, each exactly once', async () => {
@@ -160,6 +163,7 @@ describe('connection provisioning', function () {
       .temporal.client.workflow.getHandle(provisioningWorkflowId(placed.id))
       .signal('retryProvisioning');
     await reaches(placed.id, 'production');
+    await recordHistory('provisionConnection', 'error-retry', provisioningWorkflowId(placed.id));
   });
 
   it('carries on from its history when the worker goes away in the middle and a new one starts', async () => {

@@ -3,7 +3,15 @@ import { LabDriver } from '../../activities/drivers/lab';
 import { featureConfigWorkflowId } from '../../db/repositories/network-feature-config-repository';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { settleConnections } from '../support/connections';
-import { configOrder, liveConnection, propertyNames, reaches, SPREE } from '../support/exchange-lan';
+import {
+  configOrder,
+  liveConnection,
+  orderConnection,
+  propertyNames,
+  reaches,
+  SPREE,
+} from '../support/exchange-lan';
+import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -83,6 +91,11 @@ describe('route-server sessions (network feature configs)', function () {
     assert.equal(second.status, 201, second.text);
     await reaches(token, `/network-feature-configs/${first.body.id}`, 'production');
     await reaches(token, `/network-feature-configs/${second.body.id}`, 'production');
+    await recordHistory(
+      'provisionNetworkFeatureConfig',
+      'production',
+      featureConfigWorkflowId(first.body.id as string),
+    );
     const [held4] = await lab().readBgpSessions(RS4, [first.body.id]);
     assert.deepEqual(
       { ...held4 },
@@ -178,6 +191,7 @@ describe('route-server sessions (network feature configs)', function () {
     const [held] = await lab().readBgpSessions(RS4, [sessionId]);
     assert.equal(held.maxPrefix, 250);
     assert.equal(held.password, 'sekrit-md5');
+    await recordHistory('provisionNetworkFeatureConfig', 'change', featureConfigWorkflowId(sessionId));
     const moved = await request('PATCH', `/network-feature-configs/${sessionId}`, {
       token,
       body: { network_feature: RS6 },
@@ -198,7 +212,117 @@ describe('route-server sessions (network feature configs)', function () {
       await handle.signal('decommissionNow');
     }
     await reaches(token, `/network-feature-configs/${sessionId}`, 'decommissioned');
+    await recordHistory('provisionNetworkFeatureConfig', 'decommission', featureConfigWorkflowId(sessionId));
     await reaches(token, `/network-service-configs/${id}`, 'decommissioned');
     assert.deepEqual(await lab().readBgpSessions(RS4, [sessionId]), []);
+  });
+
+  it('puts a session the route server refuses in error, and configures it again when an operator asks', async () => {
+    const { id, v4 } = await config();
+    await reaches(token, `/network-service-configs/${id}`, 'production');
+    await lab().store.injectFault({
+      device: RS4,
+      operation: 'commit',
+      code: 'rejected',
+      message: 'commit refused: BGP table locked',
+    });
+    const created = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+    assert.equal(created.status, 201, created.text);
+    const sessionId = created.body.id as string;
+    const failed = (await reaches(
+      token,
+      `/network-feature-configs/${sessionId}`,
+      'error',
+    )) as unknown as Config;
+    assert.equal(failed.status[0].tag, 'configuration_failed');
+    await stack()
+      .temporal.client.workflow.getHandle(featureConfigWorkflowId(sessionId))
+      .signal('retryProvisioning');
+    await reaches(token, `/network-feature-configs/${sessionId}`, 'production');
+    assert.equal((await lab().readBgpSessions(RS4, [sessionId])).length, 1);
+    await recordHistory('provisionNetworkFeatureConfig', 'error-retry', featureConfigWorkflowId(sessionId));
+  });
+
+  it('hands a session the route server does not hold as configured to an operator, and goes live once retested', async () => {
+    const { id, v4 } = await config();
+    await reaches(token, `/network-service-configs/${id}`, 'production');
+    // A slow route server leaves time to change the session by hand between its commit and its reading.
+    await lab().store.setLatency(RS4, 1_000);
+    try {
+      const created = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
+      assert.equal(created.status, 201, created.text);
+      const sessionId = created.body.id as string;
+      const byHand = (maxPrefix: number) =>
+        stack().db.sequelize.query(
+          'UPDATE lab_bgp_sessions SET max_prefix = :maxPrefix WHERE device = :device AND name = :sessionId',
+          { replacements: { maxPrefix, device: RS4, sessionId } },
+        );
+      // Someone changes the session on the route server as soon as it is there, until the test notices.
+      const stuck = await eventually(
+        'the session waiting for an operator',
+        async () => {
+          await byHand(7);
+          const now = (await request('GET', `/network-feature-configs/${sessionId}`, { token }))
+            .body as Config;
+          return now.state === 'operator' ? now : undefined;
+        },
+        30_000,
+        50,
+      );
+      assert.equal(stuck.status[0].tag, 'route_server_mismatch');
+      // The operator puts the route server right and asks for another test.
+      await byHand(100);
+      await stack()
+        .temporal.client.workflow.getHandle(featureConfigWorkflowId(sessionId))
+        .signal('retryTesting');
+      await reaches(token, `/network-feature-configs/${sessionId}`, 'production');
+      await recordHistory(
+        'provisionNetworkFeatureConfig',
+        'operator-retest',
+        featureConfigWorkflowId(sessionId),
+      );
+    } finally {
+      await lab().store.setLatency(RS4, null);
+    }
+  });
+
+  it('cancels a session ordered while its config waits for its connection', async () => {
+    // In Amsterdam the subscriber makes the cross-connect: the connection waits for its LOA.
+    const connection = await orderConnection(token, {
+      product_offering: 'po-connection-ams-10g',
+      subscriber_side_demarcs: [],
+    });
+    const ordered = await request('POST', '/network-service-configs', {
+      token,
+      body: configOrder(connection, { network_service: 'ns-exchange-lan-ams' }),
+    });
+    assert.equal(ordered.status, 201, ordered.text);
+    const configId = ordered.body.id as string;
+    const ips = (await request('GET', `/ips?network_service_config=${configId}`, { token })).body as Array<{
+      id: string;
+      version: number;
+    }>;
+    const created = await request('POST', '/network-feature-configs', {
+      token,
+      body: session(configId, ips.find((ip) => ip.version === 4)!.id, { network_feature: 'nf-rs1-ams' }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const sessionId = created.body.id as string;
+    await eventually('the session waiting for its config', async () => {
+      const now = (await request('GET', `/network-feature-configs/${sessionId}`, { token })).body as Config;
+      return now.status.some((entry) => entry.tag === 'waiting_for_config') ? true : undefined;
+    });
+    const cancelled = await request('DELETE', `/network-feature-configs/${sessionId}`, { token });
+    assert.equal(cancelled.status, 202, cancelled.text);
+    await reaches(token, `/network-feature-configs/${sessionId}`, 'cancelled');
+    await recordHistory(
+      'provisionNetworkFeatureConfig',
+      'cancel-before-production',
+      featureConfigWorkflowId(sessionId),
+    );
+    assert.deepEqual(await lab().readBgpSessions('nf-rs1-ams', [sessionId]), []);
+    assert.equal((await request('DELETE', `/network-service-configs/${configId}`, { token })).status, 202);
+    await reaches(token, `/network-service-configs/${configId}`, 'cancelled');
+    assert.equal((await request('DELETE', `/connections/${connection}`, { token })).status, 202);
   });
 });

@@ -14,6 +14,7 @@ import {
   reaches,
   SPREE,
 } from '../support/exchange-lan';
+import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -82,6 +83,7 @@ describe('exchange-LAN network service configs', function () {
     assert.deepEqual(ips.map((ip) => ip.version).sort(), [4, 6]);
     const live = await reached(config.id, 'production');
     assert.deepEqual(live.ips, config.ips);
+    await recordHistory('provisionNetworkServiceConfig', 'production', configWorkflowId(config.id));
     const [carried] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
       config.id,
     ]);
@@ -220,6 +222,7 @@ describe('exchange-LAN network service configs', function () {
     assert.equal(patched.body.state, 'production_change_pending');
     const changed = await reached(id, 'production');
     assert.deepEqual(changed.macs, [router]);
+    await recordHistory('provisionNetworkServiceConfig', 'change', configWorkflowId(id));
     const [carried] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
       id,
     ]);
@@ -247,6 +250,7 @@ describe('exchange-LAN network service configs', function () {
     );
     await handle.signal('decommissionNow');
     const gone = await reached(id, 'decommissioned');
+    await recordHistory('provisionNetworkServiceConfig', 'decommission', configWorkflowId(id));
     assert.deepEqual(gone.ips, [], 'the addresses went back');
     for (const ip of created.body.ips as string[])
       assert.equal((await request('GET', `/ips/${ip}`, { token })).status, 404);
@@ -286,6 +290,52 @@ describe('exchange-LAN network service configs', function () {
       .temporal.client.workflow.getHandle(configWorkflowId(created.body.id as string))
       .signal('retryProvisioning');
     await reached(created.body.id as string, 'production');
+    await recordHistory(
+      'provisionNetworkServiceConfig',
+      'error-retry',
+      configWorkflowId(created.body.id as string),
+    );
+  });
+
+  it('hands a config the device does not carry as configured to an operator, and goes live once retested', async () => {
+    const connection = await liveConnection(token);
+    const device = await deviceOf(connection);
+    const lab = new LabDriver(stack().db.sequelize);
+    const { sequelize } = stack().db;
+    // A slow device leaves time to change the service by hand between its commit and its reading.
+    await lab.store.setLatency(device, 1_000);
+    try {
+      const created = await request('POST', '/network-service-configs', { token, body: order(connection) });
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.id as string;
+      const byHand = (description: string) =>
+        sequelize.query(
+          'UPDATE lab_services SET description = :description WHERE device = :device AND name = :id',
+          {
+            replacements: { description, device, id },
+          },
+        );
+      // Someone changes the service on the device as soon as it is there, until the test notices.
+      const stuck = await eventually(
+        'the config waiting for an operator',
+        async () => {
+          await byHand('changed by hand');
+          const now = await read(id);
+          return now.state === 'operator' ? now : undefined;
+        },
+        30_000,
+        50,
+      );
+      assert.equal(stuck.status[0].tag, 'device_mismatch');
+      assert.match(stuck.status[0].message, /changed by hand.*retryTesting/);
+      // The operator puts the device right and asks for another test.
+      await byHand(`ixapi ${id} on ${connection}`);
+      await stack().temporal.client.workflow.getHandle(configWorkflowId(id)).signal('retryTesting');
+      await reached(id, 'production');
+      await recordHistory('provisionNetworkServiceConfig', 'operator-retest', configWorkflowId(id));
+    } finally {
+      await lab.store.setLatency(device, null);
+    }
   });
 
   it('waits for a connection not in production yet, saying so when it changes, and is cancelled while it waits', async () => {
@@ -330,6 +380,7 @@ describe('exchange-LAN network service configs', function () {
     const cancelled = await request('DELETE', `/network-service-configs/${id}`, { token });
     assert.equal(cancelled.status, 202);
     const done = await reached(id, 'cancelled');
+    await recordHistory('provisionNetworkServiceConfig', 'cancel-before-production', configWorkflowId(id));
     assert.deepEqual(done.ips, []);
     assert.equal((await request('DELETE', `/connections/${connection}`, { token })).status, 202);
   });

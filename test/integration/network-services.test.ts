@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
 import { LabDriver } from '../../activities/drivers/lab';
-import { LabCloudProvider } from '../../activities/drivers/lab-cloud';
+import { LabCloudProvider, createCustomerCircuit } from '../../activities/drivers/lab-cloud';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { serviceWorkflowId } from '../../db/repositories/network-service-repository';
 import { settleConnections } from '../support/connections';
 import { deviceOf, propertyNames, reaches } from '../support/exchange-lan';
+import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 import {
@@ -198,6 +199,7 @@ describe('network services ordered by customers', function () {
     const rejected = await request('DELETE', `${path}/change-request`, { token: spree });
     assert.equal(rejected.status, 202, rejected.text);
     assert.equal(((await reaches(spree, path, 'production')) as unknown as Service).capacity, 2000);
+    await recordHistory('provisionNetworkService', 'change', serviceWorkflowId(created.id));
 
     // Decommissioned with both ends.
     const deleted = await request('DELETE', path, { token: spree });
@@ -217,6 +219,7 @@ describe('network services ordered by customers', function () {
     await reaches(spree, `/network-service-configs/${a}`, 'decommissioned');
     await reaches(thames, `/network-service-configs/${b}`, 'decommissioned');
     await reaches(spree, path, 'decommissioned');
+    await recordHistory('provisionNetworkService', 'decommission', serviceWorkflowId(created.id));
     assert.equal((await request('DELETE', path, { token: spree })).body.state, 'archived');
   });
 
@@ -262,6 +265,7 @@ describe('network services ordered by customers', function () {
     await reaches(spree, `/network-service-configs/${own}`, 'production');
     assert.equal(await rateLimitOf(thamesConnection, joined), 500, 'the rule caps the member');
     await reaches(spree, path, 'production');
+    await recordHistory('provisionNetworkService', 'production', serviceWorkflowId(service.id));
 
     const outsider = await request('POST', '/network-service-configs', {
       token: reseller,
@@ -289,6 +293,11 @@ describe('network services ordered by customers', function () {
       assert.equal(deleted.status, 202, deleted.text);
     }
     for (const service of orders) await reaches(spree, `/network-services/${service.id}`, 'cancelled');
+    await recordHistory(
+      'provisionNetworkService',
+      'cancel-before-production',
+      serviceWorkflowId(orders[3].id),
+    );
   });
 
   describe('cloud services', () => {
@@ -352,6 +361,44 @@ describe('network services ordered by customers', function () {
       const circuit = await new LabCloudProvider(stack().db.sequelize).readCircuit(live.provider_ref);
       assert.equal(circuit?.key, 'stratus-spree001');
       assert.deepEqual(circuit?.connected, [1]);
+    });
+
+    it('puts a service the provider refuses in error, and orders the circuit again when an operator asks', async () => {
+      const cloud = new LabCloudProvider(stack().db.sequelize);
+      const { key } = await createCustomerCircuit(stack().db.sequelize, {
+        provider: 'Stratus Compute',
+        pop: 'stratus-fra1',
+        bandwidth: 1000,
+      });
+      await cloud.injectFault({
+        provider: 'Stratus Compute',
+        operation: 'acceptCircuit',
+        code: 'conflict',
+        message: 'the circuit is being moved',
+      });
+      try {
+        const service = await order(
+          spree,
+          serviceOrder('spree', 'cloud_vc', { product_offering: 'po-cloud-stratus-fra', cloud_key: key }),
+        );
+        const path = `/network-services/${service.id}`;
+        const failed = (await reaches(spree, path, 'error')) as unknown as Service;
+        assert.equal(failed.status[0].tag, 'configuration_failed');
+        assert.match(failed.status[0].message, /being moved.*retryProvisioning/);
+        await stack()
+          .temporal.client.workflow.getHandle(serviceWorkflowId(service.id))
+          .signal('retryProvisioning');
+        const config = await configure(
+          spree,
+          vcConfig('spree', 'cloud_vc', service.id, spreeConnection, { handover: 1, cloud_vlan: null }),
+        );
+        await reaches(spree, `/network-service-configs/${config}`, 'production');
+        const live = (await reaches(spree, path, 'production')) as unknown as Service;
+        assert.equal((await cloud.readCircuit(live.provider_ref!))?.key, key);
+        await recordHistory('provisionNetworkService', 'error-retry', serviceWorkflowId(service.id));
+      } finally {
+        await cloud.clearFaults();
+      }
     });
 
     it('puts a provider-first service whose key the provider does not know in error, saying so', async () => {

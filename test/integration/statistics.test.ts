@@ -172,6 +172,39 @@ describe('traffic statistics', function () {
     assert.equal(status.intervalSeconds, 1);
     assert.ok(status.rounds > 0);
     assert.ok(status.lastRound && status.lastRound.sampled > 0, JSON.stringify(status));
-    recordHistory('traffic-collector', TRAFFIC_COLLECTOR_WORKFLOW_ID);
+    await recordHistory('collectTrafficStatistics', 'sampling', TRAFFIC_COLLECTOR_WORKFLOW_ID);
+  });
+
+  it('gives up a round that keeps failing, says why, and samples again in the next one', async () => {
+    const handle = stack().api.temporal.client.workflow.getHandle(TRAFFIC_COLLECTOR_WORKFLOW_ID);
+    const status = () => handle.query<TrafficCollectorStatus>('trafficCollectorStatus');
+    const { sequelize } = stack().db;
+    // Without the samples' table every try of a round fails.
+    await sequelize.query('RENAME TABLE traffic_samples TO traffic_samples_away');
+    let failed: TrafficCollectorStatus;
+    try {
+      failed = await eventually(
+        'a round given up',
+        async () => {
+          const now = await status();
+          return now.lastError ? now : undefined;
+        },
+        60_000,
+        250,
+      );
+    } finally {
+      await sequelize.query('RENAME TABLE traffic_samples_away TO traffic_samples');
+    }
+    assert.match(failed.lastError!, /traffic_samples/);
+    await eventually(
+      'a round that succeeds again',
+      async () => {
+        const now = await status();
+        return now.lastError === null && now.rounds > failed.rounds ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    await recordHistory('collectTrafficStatistics', 'error-retry', TRAFFIC_COLLECTOR_WORKFLOW_ID);
   });
 });

@@ -1,47 +1,62 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { HISTORIES, historyFiles } from '../support/workflow-histories';
 
-const histories = path.resolve(__dirname, '../fixtures/histories');
+type History = { events: Array<Record<string, any>> };
+const read = (file: string) => JSON.parse(readFileSync(path.join(HISTORIES, file), 'utf8')) as History;
 
 /**
- * Recorded histories must replay against the current workflow code: a change that would break
- * workflows already running in production fails here (re-record only for deliberate changes).
+ * Every recorded history, of every workflow type and every source hash, must replay against the
+ * current workflow code: a change that would break runs in flight (begun on any older version)
+ * fails here. Histories are never re-recorded over or deleted while runs that old may exist.
  */
 describe('workflow replay over recorded histories', function () {
   this.timeout(120_000);
-  before(() => {
+  let bundle: WorkflowBundleWithSourceMap;
+  before(async () => {
     try {
       Runtime.install({ logger: new DefaultLogger('WARN') });
     } catch {
       // already installed by another test file in this process
     }
+    bundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../../workflows'),
+      logger: new DefaultLogger('WARN'),
+    });
   });
 
-  const files = readdirSync(histories).filter((f) => f.endsWith('.json'));
+  const files = historyFiles();
 
-  it('has histories to replay', () => {
+  it('has histories to replay, each in the folder of its workflow type', () => {
     assert.ok(files.length > 0);
+    const loose = readdirSync(HISTORIES).filter((name) => name.endsWith('.json') && name !== 'manifest.json');
+    assert.deepEqual(loose, [], 'histories go to <workflow type>/<path>@<source hash>.json');
+    for (const file of files) {
+      assert.match(path.basename(file), /^[a-z-]+@([0-9a-f]{12}|legacy|pre-[0-9a-f]{7,40})\.json$/, file);
+      const started = read(file).events[0]?.workflowExecutionStartedEventAttributes;
+      assert.equal(
+        started?.workflowType?.name,
+        path.dirname(file),
+        `${file} is a history of its folder's type`,
+      );
+    }
   });
 
   for (const file of files) {
     it(`replays ${file}`, async () => {
-      const history: unknown = JSON.parse(readFileSync(path.join(histories, file), 'utf8'));
-      await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history);
+      await Worker.runReplayHistory({ workflowBundle: bundle }, read(file));
     });
   }
 
   it('detects a workflow that no longer matches its history', async () => {
-    const history: { events: Array<Record<string, any>> } = JSON.parse(
-      readFileSync(path.join(histories, files[0]), 'utf8'),
-    );
+    const history = read(files[0]);
     // Pretend the first activity the workflow scheduled had been another one.
     const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
     assert.ok(scheduled, 'the history schedules an activity');
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'somethingElse';
-    await assert.rejects(
-      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history),
-    );
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: bundle }, history));
   });
 });
