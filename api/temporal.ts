@@ -56,6 +56,11 @@ function typedSearchAttributes(values: Record<string, string>): SearchAttributeP
 
 /** How long a process that sends an outbox message holds it before another may take it over. */
 export const OUTBOX_LEASE_MS = 60_000;
+/**
+ * How long the handler that wrote a message tries to send it before the client's answer goes out
+ * without it (Temporal down or slow: the relay sends it later). The relay tries longer.
+ */
+const SEND_WITHIN_MS = { handler: 2_000, relay: 10_000 };
 
 /**
  * Starts the workflows that committed transactions asked for, and sends their signals. The handler
@@ -69,19 +74,23 @@ export function createWorkflowStarter(deps: {
   outbox: OutboxRepository;
   taskQueue: string;
   logger: Logger;
+  sendWithinMs?: { handler: number; relay: number };
 }) {
-  const { client, outbox, taskQueue, logger } = deps;
+  const { client, outbox, taskQueue, logger, sendWithinMs = SEND_WITHIN_MS } = deps;
 
-  async function send(message: PendingMessage): Promise<void> {
-    if (isSignal(message)) {
-      await client.workflow.getHandle(message.workflowId).signal(message.signal);
-      return;
-    }
-    await client.workflow.start(message.workflowType, {
-      workflowId: message.workflowId,
-      taskQueue,
-      args: message.args,
-      typedSearchAttributes: typedSearchAttributes(message.searchAttributes),
+  /** Sends a message, retrying within `withinMs` (the client's retries would take half a minute). */
+  async function send(message: PendingMessage, withinMs: number): Promise<void> {
+    await client.connection.withDeadline(Date.now() + withinMs, async () => {
+      if (isSignal(message)) {
+        await client.workflow.getHandle(message.workflowId).signal(message.signal);
+        return;
+      }
+      await client.workflow.start(message.workflowType, {
+        workflowId: message.workflowId,
+        taskQueue,
+        args: message.args,
+        typedSearchAttributes: typedSearchAttributes(message.searchAttributes),
+      });
     });
   }
 
@@ -89,9 +98,9 @@ export function createWorkflowStarter(deps: {
    * Sends one claimed outbox message. A start whose workflow already runs, and a signal for a
    * workflow that is no longer running (nothing waits for it), count as delivered.
    */
-  async function sendClaimed(start: PendingMessage): Promise<boolean> {
+  async function sendClaimed(start: PendingMessage, withinMs: number): Promise<boolean> {
     try {
-      await send(start);
+      await send(start, withinMs);
     } catch (error) {
       const settled =
         error instanceof WorkflowExecutionAlreadyStartedError ||
@@ -117,7 +126,7 @@ export function createWorkflowStarter(deps: {
      */
     async deliver(start: PendingMessage): Promise<boolean> {
       if (!(await outbox.claim(start.id, OUTBOX_LEASE_MS))) return outbox.isDelivered(start.id);
-      return sendClaimed(start);
+      return sendClaimed(start, sendWithinMs.handler);
     },
     /**
      * Claims and sends the messages older than `graceMs` that are still pending and that no other
@@ -126,7 +135,15 @@ export function createWorkflowStarter(deps: {
     async relayOnce(graceMs = 5000): Promise<number> {
       const due = await outbox.claimDue({ graceMs, leaseMs: OUTBOX_LEASE_MS });
       let delivered = 0;
-      for (const start of due) if (await sendClaimed(start)) delivered += 1;
+      for (const [index, start] of due.entries()) {
+        if (await sendClaimed(start, sendWithinMs.relay)) {
+          delivered += 1;
+          continue;
+        }
+        // Temporal is down or slow: the rest of the batch waits for the next round, free for any replica.
+        await outbox.release(due.slice(index + 1).map((message) => message.id));
+        break;
+      }
       return delivered;
     },
   };

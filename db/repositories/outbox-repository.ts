@@ -132,6 +132,12 @@ export function createOutboxRepository({ models }: { models: Models }) {
       );
     },
 
+    /** Gives up this process's claim of messages it did not send. */
+    async release(ids: number[]): Promise<void> {
+      if (ids.length === 0) return;
+      await models.Outbox.update({ claimedUntil: null }, { where: { id: ids, deliveredAt: null } });
+    },
+
     /** Deletes messages delivered before `deliveredBefore`, in batches; answers how many went. */
     async prune(deliveredBefore: Date, batch = 1000): Promise<number> {
       let pruned = 0;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import pino from 'pino';
 import { QueryTypes } from 'sequelize';
@@ -112,6 +112,45 @@ describe('outbox relay across replicas', function () {
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.equal(await relay.relayOnce(0), 1);
     assert.deepEqual([...sent.values()], [1]);
+  });
+
+  it('stops a round at a message Temporal does not take, and leaves the rest to any replica', async () => {
+    const messages = await enqueueSignals(5);
+    const unreachable = new Client({
+      connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 200 }),
+      namespace: stack().config.temporalNamespace,
+    });
+    const relay = createWorkflowStarter({
+      client: unreachable,
+      outbox: replicas[1].outbox,
+      taskQueue: 'unused',
+      logger,
+      sendWithinMs: { handler: 300, relay: 300 },
+    });
+    try {
+      assert.equal(await relay.relayOnce(0), 0);
+      // The handler that wrote a message gives up on it as well, and answers its client.
+      assert.equal(await relay.deliver(messages[4]), false);
+    } finally {
+      await unreachable.connection.close();
+    }
+    const rows = await replicas[0].sequelize.query<{ id: string | number; attempts: number; held: number }>(
+      `SELECT id, attempts, claimed_until IS NOT NULL AS held FROM workflow_outbox WHERE id IN (:ids) ORDER BY id`,
+      { replacements: { ids: messages.map((m) => m.id) }, type: QueryTypes.SELECT },
+    );
+    assert.deepEqual(
+      rows.map((row) => [Number(row.attempts), Number(row.held)]),
+      [
+        [1, 0],
+        [0, 0],
+        [0, 0],
+        [0, 0],
+        [1, 0],
+      ],
+    );
+    // Another replica sends them all.
+    const sent = new Map<string, number>();
+    assert.equal(await replica(replicas[0], sent).relayOnce(0), 5);
   });
 
   it('prunes delivered messages older than the retention, and nothing undelivered', async () => {
