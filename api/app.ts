@@ -8,11 +8,12 @@ import { pinoHttp } from 'pino-http';
 import { NotFoundError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { DOCS_DIR, specText } from '../spec';
+import type { KeyStates } from './authenticate';
 import { createAuthenticate } from './authenticate';
 import { renderDocsPage } from './docs-page';
-import type { MountedOperation, OperationDefinition } from './operations';
+import type { Idempotency } from './idempotency';
+import type { MountedOperation, OperationDefinition, RequestGuards } from './operations';
 import { mountOperations } from './operations';
-import { isJsonRequest } from './media-types';
 import { problemHandler } from './problems';
 import type { RequestValidators } from './request-validation';
 import { compileRequestValidators } from './request-validation';
@@ -20,9 +21,23 @@ import type { TokenService } from './token-service';
 
 export const API_BASE_PATH = '/api/v2';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-export const BODY_LIMIT = '1mb';
-/** The largest letter of authorisation taken (a scanned, signed page or two). */
-export const LOA_LIMIT = '8mb';
+
+/**
+ * What the docs page may load: its own script and styles (Redoc sets styles inline and searches in a
+ * worker it makes from a blob), nothing from elsewhere, and it may not be framed.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 export interface AppOptions {
   logger: Logger;
@@ -30,6 +45,13 @@ export interface AppOptions {
   /** The validator over `document`, shared by every part of the app. */
   ajv: Ajv;
   tokens: TokenService;
+  /** Whether an API key may still be used (revocation takes effect within its cache time). */
+  keys: KeyStates;
+  /** Rate limits, before any body is read. */
+  guards: RequestGuards;
+  idempotency: Idempotency;
+  /** Express `trust proxy`: which peers may name the client's address. */
+  trustProxy?: string;
   publicBaseUrl: string;
   /** Body and path validators over `document`; compiled here when not given. */
   validators?: RequestValidators;
@@ -42,6 +64,12 @@ export function createApp(options: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (options.trustProxy !== undefined) app.set('trust proxy', trustProxyValue(options.trustProxy));
+  app.use((_req, res, next) => {
+    // No answer is ever to be read as another type than the one it declares.
+    res.set('X-Content-Type-Options', 'nosniff');
+    next();
+  });
 
   app.use(
     pinoHttp({
@@ -65,27 +93,25 @@ export function createApp(options: AppOptions) {
   );
 
   const api = express.Router();
-  api.use(
-    express.json({
-      limit: BODY_LIMIT,
-      strict: false,
-      type: (req) => isJsonRequest(req),
-    }),
-  );
-  // Letters of authorisation arrive as raw PDF bytes.
-  api.use(express.raw({ limit: LOA_LIMIT, type: ['application/pdf', 'application/octet-stream'] }));
-  api.get('/spec', (_req, res) => {
+  // The document and its rendering are the same for everyone: they read no body and need no token,
+  // but count against the address's limit like every other request without one.
+  const publicGuard: express.RequestHandler = async (req, _res, next) => {
+    await options.guards.anonymous(req, 'docs');
+    next();
+  };
+  api.get('/spec', publicGuard, (_req, res) => {
     res.type('application/yaml').send(specText());
   });
   // The Redoc page built by `npm run docs:build`, with its script beside it; without it, an overview
   // rendered from the document at start-up.
   const builtDocs = path.join(DOCS_DIR, 'index.html');
   const overview = renderDocsPage(document, options.publicBaseUrl);
-  api.get('/docs', (_req, res) => {
+  api.get('/docs', publicGuard, (_req, res) => {
+    res.set('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY);
     if (existsSync(builtDocs)) res.sendFile(builtDocs);
     else res.type('html').send(overview);
   });
-  api.use('/docs', express.static(DOCS_DIR, { index: false }));
+  api.use('/docs', publicGuard, express.static(DOCS_DIR, { index: false }));
 
   let mounted: MountedOperation[] = [];
   mounted = mountOperations({
@@ -93,7 +119,13 @@ export function createApp(options: AppOptions) {
     document,
     definitions: options.operations(() => mounted),
     validators: options.validators ?? compileRequestValidators(document, options.ajv),
-    authenticate: createAuthenticate(options.tokens),
+    authenticate: createAuthenticate({
+      tokens: options.tokens,
+      keys: options.keys,
+      rejected: (req) => options.guards.anonymous(req, 'rejected token'),
+    }),
+    guards: options.guards,
+    idempotency: options.idempotency,
   });
 
   app.use(API_BASE_PATH, api);
@@ -102,4 +134,11 @@ export function createApp(options: AppOptions) {
   });
   app.use(problemHandler(logger));
   return { app, mounted: () => mounted };
+}
+
+/** `TRUST_PROXY` as Express takes it: a hop count, true/false, or addresses, subnets and names. */
+function trustProxyValue(setting: string): number | boolean | string {
+  if (/^\d+$/.test(setting)) return Number(setting);
+  if (setting === 'true' || setting === 'false') return setting === 'true';
+  return setting;
 }

@@ -16,6 +16,7 @@ export function createLogger(options: { level: string; name: string }) {
         '*.password',
         'config.tokenSigningKey',
         'config.apiSecretHashKey',
+        'config.tokenVerificationKeys',
       ],
       censor: '[redacted]',
     },

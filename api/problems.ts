@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express';
+import { RequestProblem } from './request-problems';
 import type { Logger } from 'pino';
 import { isDeadlock } from '../db/transactions';
 import type { ProblemTypeName } from '../domain/errors';
@@ -72,6 +73,10 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     if (error instanceof DomainError) {
       sendProblem(res, error);
+      return;
+    }
+    if (error instanceof RequestProblem) {
+      res.set(error.headers).status(error.status).type('application/json').json(error.body());
       return;
     }
     // The checks before a write see the database as it was; a concurrent write can still make the

@@ -38,6 +38,12 @@ import type { TemporalHandle, WorkflowStarter } from './temporal';
 import { connectWorkflowStarter, runOutboxRelay } from './temporal';
 import { createTokenService } from './token-service';
 import { SERVICE_VERSION } from './version';
+import { createKeyStates } from './authenticate';
+import { runHousekeeping } from './housekeeping';
+import { createIdempotency } from './idempotency';
+import { createListener } from './listener';
+import type { RequestGuards } from './operations';
+import { addressKey, clearExpiredRateLimits, createRateLimits } from './rate-limits';
 
 export interface ApiService {
   server: Server;
@@ -69,9 +75,29 @@ export async function startApi(options: {
   const { temporal, starter } = connectWorkflowStarter({ config, outbox: db.outbox, logger });
   const tokens = createTokenService({
     signingKey: config.tokenSigningKey,
+    verificationKeys: config.tokenVerificationKeys,
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    refreshFamilyTtlSeconds: config.refreshFamilyTtlSeconds,
   });
+  const keys = createKeyStates({ isActive: (apiKey) => db.credentials.isApiKeyActive(apiKey) });
+  const limits = createRateLimits({
+    sequelize: db.sequelize,
+    logger,
+    settings: {
+      authPerAddress: config.rateLimitAuthPerAddress,
+      authPerKey: config.rateLimitAuthPerKey,
+      perAccount: config.rateLimitPerAccount,
+      perAddress: config.rateLimitPerAddress,
+    },
+  });
+  const guards: RequestGuards = {
+    anonymous: (req, operationId) =>
+      operationId.startsWith('auth_')
+        ? limits.authByAddress(addressKey(req.ip))
+        : limits.byAddress(addressKey(req.ip)),
+    caller: (_req, caller) => limits.byAccount(caller.accountId),
+  };
   const checkHealth = createHealthCheck({
     releaseId: SERVICE_VERSION,
     timeoutMs: config.healthProbeTimeoutMs,
@@ -100,9 +126,13 @@ export async function startApi(options: {
     ajv,
     validators,
     tokens,
+    keys,
+    guards,
+    idempotency: createIdempotency(db.idempotencyKeys),
+    trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
     operations: (mounted) => [
-      ...authOperations({ credentials: db.credentials, tokens }),
+      ...authOperations({ credentials: db.credentials, tokens, limitPerKey: limits.authByKey }),
       ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
       ...contactOperations({ contacts: db.contacts, validators, writes }),
       ...connectionOperations({ connections: db.connections, validators, writes }),
@@ -159,12 +189,18 @@ export async function startApi(options: {
     ],
   });
   const port = options.port ?? config.port;
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(port, config.host, (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
+  const server = createListener(
+    app,
+    { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections },
+    logger,
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
-  server.keepAliveTimeout = 65_000;
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const stopRelay = runOutboxRelay({
@@ -174,6 +210,14 @@ export async function startApi(options: {
     intervalMs: options.relayIntervalMs,
     graceMs: options.relayGraceMs,
     retentionMs: config.outboxRetentionSeconds * 1000,
+  });
+  const stopHousekeeping = runHousekeeping({
+    logger,
+    chores: [
+      { name: 'expired refresh tokens', run: () => db.credentials.purgeExpiredRefreshTokens() },
+      { name: 'expired idempotency keys', run: () => db.idempotencyKeys.purgeExpired() },
+      { name: 'expired rate-limit counters', run: () => clearExpiredRateLimits(db.sequelize) },
+    ],
   });
   // Once stopping, every answer closes its connection, so that clients open their next request
   // elsewhere and the server can close; answers begun before keep their headers and the connection
@@ -208,6 +252,7 @@ export async function startApi(options: {
         clearTimeout(cutOff);
       }
       await stopRelay();
+      await stopHousekeeping();
       await temporal.close();
     },
   };

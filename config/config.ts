@@ -21,8 +21,29 @@ export interface Config {
   tokenSigningKey: Uint8Array;
   /** HMAC key under which API secrets are hashed before they are stored. */
   apiSecretHashKey: Uint8Array;
+  /**
+   * Previous signing keys, after the first of TOKEN_SIGNING_KEY: they verify the tokens they signed
+   * until those expire, and sign none (key rotation).
+   */
+  tokenVerificationKeys: Uint8Array[];
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** How long a login lasts, however often its refresh tokens are used (seconds). */
+  refreshFamilyTtlSeconds: number;
+  /** Requests a client address may make to the two auth operations, per window. */
+  rateLimitAuthPerAddress: RateLimit | null;
+  /** Requests to `POST /auth/token` naming one API key, per window. */
+  rateLimitAuthPerKey: RateLimit | null;
+  /** Requests of one account to authenticated operations, per window. */
+  rateLimitPerAccount: RateLimit | null;
+  /** Requests of a client address without a valid token (discovery, rejected tokens), per window. */
+  rateLimitPerAddress: RateLimit | null;
+  /** Express `trust proxy`: which peers may name the client's address in X-Forwarded-For. */
+  trustProxy: string | undefined;
+  /** How long a request may take to arrive whole, headers and body (milliseconds). */
+  requestTimeoutMs: number;
+  /** Connections one API process holds open at most. */
+  maxConnections: number;
   logLevel: string;
   /** How long a health probe may take before the dependency counts as down. */
   healthProbeTimeoutMs: number;
@@ -41,6 +62,12 @@ export interface Config {
    * activities before they are cut off (seconds).
    */
   shutdownTimeoutSeconds: number;
+}
+
+/** So many requests per window of so many seconds. */
+export interface RateLimit {
+  points: number;
+  durationSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -91,7 +118,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'TOKEN_SIGNING_KEY',
     default: undefined,
     description:
-      'secret (at least 32 bytes, base64 or hex) signing the JWTs; `npm start` generates one in .data/; TOKEN_SIGNING_KEY_FILE names a file holding it',
+      'secret (at least 32 bytes, base64 or hex) signing the JWTs; during a rotation the new key first, then the previous ones (comma or line separated), which only verify; `npm start` generates one in .data/; TOKEN_SIGNING_KEY_FILE names a file holding it',
     secret: true,
   },
   {
@@ -106,6 +133,48 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'REFRESH_TOKEN_TTL',
     default: '30d',
     description: 'refresh token lifetime (seconds, or 30m, 1h, 2d)',
+  },
+  {
+    name: 'REFRESH_FAMILY_TTL',
+    default: '30d',
+    description:
+      'how long a login lasts however often it is refreshed; then the key and secret are needed again',
+  },
+  {
+    name: 'RATE_LIMIT_AUTH_PER_ADDRESS',
+    default: '30/1m',
+    description: 'requests to the two auth operations per client address (requests/window, or 0 for none)',
+  },
+  {
+    name: 'RATE_LIMIT_AUTH_PER_KEY',
+    default: '10/1m',
+    description: 'requests to POST /auth/token per API key (requests/window, or 0 for none)',
+  },
+  {
+    name: 'RATE_LIMIT_PER_ACCOUNT',
+    default: '1200/1m',
+    description: 'requests with an access token per account (requests/window, or 0 for none)',
+  },
+  {
+    name: 'RATE_LIMIT_PER_ADDRESS',
+    default: '600/1m',
+    description: 'requests without a valid access token per client address (requests/window, or 0 for none)',
+  },
+  {
+    name: 'TRUST_PROXY',
+    default: '',
+    description:
+      'peers trusted to name the client address in X-Forwarded-For (Express trust proxy: loopback, uniquelocal, addresses, subnets, or a hop count)',
+  },
+  {
+    name: 'REQUEST_TIMEOUT',
+    default: '60s',
+    description: 'time a request may take to arrive whole (its headers within a tenth of it, at most 10 s)',
+  },
+  {
+    name: 'MAX_CONNECTIONS',
+    default: '1024',
+    description: 'connections one API process holds open at most',
   },
   {
     name: 'LOG_LEVEL',
@@ -157,6 +226,24 @@ export function parseDuration(variable: string, raw: string): number {
   const seconds = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
   if (seconds < 1) throw new ConfigError(variable, 'must be at least one second');
   return seconds;
+}
+
+/** `30/1m` (30 requests a minute), `1200/3600`; `0` turns the limit off. */
+export function parseRateLimit(variable: string, raw: string): RateLimit | null {
+  if (raw.trim() === '0') return null;
+  const match = /^(\d+)\s*\/\s*(\S+)$/.exec(raw.trim());
+  if (!match) throw new ConfigError(variable, `expected requests/window such as 30/1m, or 0, got "${raw}"`);
+  const points = Number(match[1]);
+  if (points < 1 || points > 1_000_000)
+    throw new ConfigError(variable, 'requests must be between 1 and 1000000');
+  return { points, durationSeconds: parseDuration(variable, match[2]) };
+}
+
+/** One key or more, separated by commas or line breaks, each as parseKey takes it. */
+export function parseKeyList(variable: string, raw: string | undefined): Uint8Array[] {
+  const parts = (raw ?? '').split(/[,\n]/).filter((part) => part.trim() !== '');
+  if (!parts.length) return [parseKey(variable, raw)];
+  return parts.map((part) => parseKey(variable, part));
 }
 
 function parseInteger(variable: string, raw: string, min: number, max: number): number {
@@ -271,10 +358,21 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (refreshTokenTtlSeconds <= accessTokenTtlSeconds) {
     throw new ConfigError('REFRESH_TOKEN_TTL', 'must be longer than ACCESS_TOKEN_TTL');
   }
-  const tokenSigningKey = parseKey('TOKEN_SIGNING_KEY', env.TOKEN_SIGNING_KEY);
+  const [tokenSigningKey, ...tokenVerificationKeys] = parseKeyList(
+    'TOKEN_SIGNING_KEY',
+    env.TOKEN_SIGNING_KEY,
+  );
   const apiSecretHashKey = parseKey('API_SECRET_HASH_KEY', env.API_SECRET_HASH_KEY);
-  if (Buffer.from(tokenSigningKey).equals(Buffer.from(apiSecretHashKey))) {
+  if (
+    [tokenSigningKey, ...tokenVerificationKeys].some((key) =>
+      Buffer.from(key).equals(Buffer.from(apiSecretHashKey)),
+    )
+  ) {
     throw new ConfigError('API_SECRET_HASH_KEY', 'must differ from TOKEN_SIGNING_KEY');
+  }
+  const refreshFamilyTtlSeconds = parseDuration('REFRESH_FAMILY_TTL', get('REFRESH_FAMILY_TTL'));
+  if (refreshFamilyTtlSeconds <= accessTokenTtlSeconds) {
+    throw new ConfigError('REFRESH_FAMILY_TTL', 'must be longer than ACCESS_TOKEN_TTL');
   }
   return {
     nodeEnv: get('NODE_ENV'),
@@ -288,8 +386,20 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     temporalTaskQueue: parseName('TEMPORAL_TASK_QUEUE', get('TEMPORAL_TASK_QUEUE')),
     tokenSigningKey,
     apiSecretHashKey,
+    tokenVerificationKeys,
     accessTokenTtlSeconds,
     refreshTokenTtlSeconds,
+    refreshFamilyTtlSeconds,
+    rateLimitAuthPerAddress: parseRateLimit(
+      'RATE_LIMIT_AUTH_PER_ADDRESS',
+      get('RATE_LIMIT_AUTH_PER_ADDRESS'),
+    ),
+    rateLimitAuthPerKey: parseRateLimit('RATE_LIMIT_AUTH_PER_KEY', get('RATE_LIMIT_AUTH_PER_KEY')),
+    rateLimitPerAccount: parseRateLimit('RATE_LIMIT_PER_ACCOUNT', get('RATE_LIMIT_PER_ACCOUNT')),
+    rateLimitPerAddress: parseRateLimit('RATE_LIMIT_PER_ADDRESS', get('RATE_LIMIT_PER_ADDRESS')),
+    trustProxy: get('TRUST_PROXY').trim() || undefined,
+    requestTimeoutMs: parseDuration('REQUEST_TIMEOUT', get('REQUEST_TIMEOUT')) * 1000,
+    maxConnections: parseInteger('MAX_CONNECTIONS', get('MAX_CONNECTIONS'), 1, 1_000_000),
     logLevel,
     healthProbeTimeoutMs: parseInteger('HEALTH_PROBE_TIMEOUT_MS', get('HEALTH_PROBE_TIMEOUT_MS'), 100, 60000),
     labCrossConnectDelayMs: parseInteger(

@@ -7,6 +7,7 @@ import { createConnectionRepository } from './repositories/connection-repository
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
+import { createIdempotencyRepository } from './repositories/idempotency-repository';
 import { createIpRepository } from './repositories/ip-repository';
 import { createMacRepository } from './repositories/mac-repository';
 import { createMemberJoiningRuleRepository } from './repositories/member-joining-rule-repository';
@@ -24,6 +25,7 @@ export interface Database {
   contacts: ReturnType<typeof createContactRepository>;
   credentials: ReturnType<typeof createCredentialRepository>;
   events: ReturnType<typeof createEventRepository>;
+  idempotencyKeys: ReturnType<typeof createIdempotencyRepository>;
   ips: ReturnType<typeof createIpRepository>;
   macs: ReturnType<typeof createMacRepository>;
   networkServices: ReturnType<typeof createNetworkServiceRepository>;
@@ -59,6 +61,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     contacts: createContactRepository({ sequelize, models, events, outbox }),
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
+    idempotencyKeys: createIdempotencyRepository(sequelize),
     ips: createIpRepository({ sequelize, events }),
     macs: createMacRepository({ sequelize, events }),
     memberJoiningRules: createMemberJoiningRuleRepository({ sequelize, events, outbox }),

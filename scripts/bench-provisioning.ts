@@ -635,6 +635,8 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     LAB_CROSS_CONNECT_DELAY_MS: '0',
     LAB_DEVICE_LATENCY_MS: String(settings.deviceLatencyMs),
+    // One account orders and polls everything: its limit is counted, as in production, but never reached.
+    RATE_LIMIT_PER_ACCOUNT: '1000000/1s',
   };
   const extraPorts = WARM_UP_ORDERS + settings.orders + 2 * settings.batch;
 

@@ -5,11 +5,17 @@ import { DOCS_DIR, SPEC_PATH } from '../spec';
 
 const ROOT = path.resolve(__dirname, '..');
 const BUNDLE = 'redoc.standalone.js';
+/** The page's own script (Redoc's state and the call that renders it), moved out of the HTML. */
+const STATE = 'redoc-state.js';
 
 /** Whether the built docs are missing or older than the document. */
 export function docsAreStale(): boolean {
   try {
-    return statSync(path.join(DOCS_DIR, 'index.html')).mtimeMs < statSync(SPEC_PATH).mtimeMs;
+    const built = Math.min(
+      statSync(path.join(DOCS_DIR, 'index.html')).mtimeMs,
+      statSync(path.join(DOCS_DIR, STATE)).mtimeMs,
+    );
+    return built < statSync(SPEC_PATH).mtimeMs;
   } catch {
     return true;
   }
@@ -17,7 +23,9 @@ export function docsAreStale(): boolean {
 
 /**
  * Renders the OpenAPI document into readable HTML with Redoc, ahead of time, into spec/docs/. The
- * page loads Redoc's script from beside it instead of a CDN, so the docs need no network.
+ * page loads Redoc's script from beside it instead of a CDN, so the docs need no network, and its
+ * inline script moves into a file beside it, so the page runs under a Content-Security-Policy that
+ * allows scripts of its own origin only.
  */
 export function buildDocs(): void {
   mkdirSync(DOCS_DIR, { recursive: true });
@@ -34,10 +42,15 @@ export function buildDocs(): void {
     ],
     { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  const html = readFileSync(target, 'utf8').replace(
-    /https:\/\/cdn\.redocly\.com\/redoc\/[^"']+\/redoc\.standalone\.js/g,
-    `docs/${BUNDLE}`,
-  );
+  let inline = '';
+  const html = readFileSync(target, 'utf8')
+    .replace(/https:\/\/cdn\.redocly\.com\/redoc\/[^"']+\/redoc\.standalone\.js/g, `docs/${BUNDLE}`)
+    .replace(/<script>([\s\S]*?)<\/script>/, (_match, code: string) => {
+      inline = code;
+      return `<script src="docs/${STATE}"></script>`;
+    });
+  if (!inline) throw new Error('the Redoc page has no inline script to move out');
+  writeFileSync(path.join(DOCS_DIR, STATE), inline);
   writeFileSync(target, html);
   copyFileSync(
     path.join(path.dirname(require.resolve('redoc/package.json')), 'bundles', BUNDLE),

@@ -4503,6 +4503,35 @@ export interface components {
         };
     };
     responses: {
+        /** @description A rate limit is used up (per client address on the auth operations and without a valid token, per API key on POST /auth/token, per account otherwise); try again after Retry-After. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A request with this Idempotency-Key is still being carried out (try again after Retry-After), or was interrupted before it was answered (whether it took effect is unknown). */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The Idempotency-Key was first sent with another request (method, path or body). */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request did not validate; `properties` names every failing property. */
         ValidationError: {
             headers: {
@@ -4577,6 +4606,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+        IdempotencyKey: string;
         /** @description Id of the resource. */
         ResourceId: string;
         /** @description Only resources with one of these ids (comma separated). */
@@ -4622,6 +4653,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description Seconds to wait before trying again. */
+        "Retry-After": number;
         /** @description Most items on this page. */
         "X-Pagination-Limit": number;
         /** @description Offset of the first item of this page. */
@@ -4667,6 +4700,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     auth_token_refresh: {
@@ -4695,6 +4729,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     api_health_read: {
@@ -4715,6 +4750,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiHealth"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             /** @description Failing (`fail`); the database cannot be reached. */
             503: {
                 headers: {
@@ -4744,6 +4780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiImplementation"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     facilities_list: {
@@ -4816,6 +4853,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     facilities_read: {
@@ -4842,6 +4880,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     devices_list: {
@@ -4910,6 +4949,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     devices_read: {
@@ -4936,6 +4976,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     pops_list: {
@@ -5000,6 +5041,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     pops_read: {
@@ -5026,6 +5068,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     metro_area_networks_list: {
@@ -5080,6 +5123,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     metro_area_networks_read: {
@@ -5106,6 +5150,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     metro_areas_list: {
@@ -5154,6 +5199,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     metro_areas_read: {
@@ -5180,6 +5226,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     product_offerings_list: {
@@ -5272,6 +5319,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     product_offerings_read: {
@@ -5298,6 +5346,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     availability_zones_list: {
@@ -5348,6 +5397,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     availability_zones_read: {
@@ -5374,6 +5424,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ports_list: {
@@ -5444,6 +5495,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ports_read: {
@@ -5470,6 +5522,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ports_statistics_read: {
@@ -5502,6 +5555,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_list: {
@@ -5560,12 +5614,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5587,8 +5645,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_read: {
@@ -5615,12 +5676,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -5646,14 +5711,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -5679,14 +5750,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -5713,8 +5790,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservation_cancellation_policy_read: {
@@ -5745,6 +5825,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_loa_download: {
@@ -5771,12 +5852,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     port_reservations_loa_upload: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -5803,8 +5888,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_list: {
@@ -5883,12 +5971,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5910,8 +6002,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_read: {
@@ -5938,12 +6033,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -5969,14 +6068,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6002,14 +6107,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6036,8 +6147,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_cancellation_policy_read: {
@@ -6068,6 +6182,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_loa_download: {
@@ -6094,12 +6209,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_loa_upload: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6126,8 +6245,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     connections_statistics_read: {
@@ -6160,6 +6282,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_list: {
@@ -6236,12 +6359,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6263,8 +6390,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_read: {
@@ -6291,12 +6421,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6322,14 +6456,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6355,14 +6495,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6389,8 +6535,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_config_cancellation_policy_read: {
@@ -6421,6 +6570,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_configs_statistics_read: {
@@ -6453,6 +6603,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_list: {
@@ -6517,12 +6668,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6544,8 +6699,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_read: {
@@ -6572,12 +6730,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6603,14 +6765,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6636,14 +6804,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6670,8 +6844,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_cancellation_policy_read: {
@@ -6702,6 +6879,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_change_request_read: {
@@ -6737,12 +6915,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_change_request_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6768,14 +6950,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_service_change_request_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -6797,6 +6985,9 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_services_statistics_read: {
@@ -6829,6 +7020,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_features_list: {
@@ -6885,6 +7077,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_features_read: {
@@ -6911,6 +7104,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_feature_configs_list: {
@@ -6979,12 +7173,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_feature_configs_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7006,8 +7204,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_feature_configs_read: {
@@ -7034,12 +7235,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_feature_configs_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7065,14 +7270,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_feature_configs_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7094,12 +7305,18 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     network_feature_configs_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7126,8 +7343,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     member_joining_rules_list: {
@@ -7178,12 +7398,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     member_joining_rules_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7205,8 +7429,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     member_joining_rules_read: {
@@ -7233,12 +7460,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     member_joining_rules_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7264,14 +7495,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     member_joining_rules_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7293,12 +7530,18 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     member_joining_rules_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7325,8 +7568,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     accounts_list: {
@@ -7387,12 +7633,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     accounts_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7414,8 +7664,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     accounts_read: {
@@ -7442,12 +7695,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     accounts_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7473,14 +7730,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     accounts_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7502,12 +7765,18 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     accounts_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7534,8 +7803,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     account_read: {
@@ -7558,6 +7830,7 @@ export interface operations {
             };
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     contacts_list: {
@@ -7612,12 +7885,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     contacts_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7639,8 +7916,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     contacts_read: {
@@ -7667,12 +7947,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     contacts_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7698,14 +7982,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     contacts_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7727,12 +8017,18 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     contacts_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7759,8 +8055,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     roles_list: {
@@ -7813,6 +8112,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     roles_read: {
@@ -7839,6 +8139,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     role_assignments_list: {
@@ -7891,12 +8192,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     role_assignments_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7918,8 +8223,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     role_assignments_read: {
@@ -7946,12 +8254,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     role_assignments_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -7973,6 +8285,9 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ips_list: {
@@ -8045,12 +8360,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ips_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8072,8 +8391,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ips_read: {
@@ -8100,12 +8422,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ips_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -8131,14 +8457,20 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     ips_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -8165,8 +8497,11 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     macs_list: {
@@ -8229,12 +8564,16 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     macs_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8256,8 +8595,11 @@ export interface operations {
             400: components["responses"]["ValidationOrConflict"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     macs_read: {
@@ -8284,12 +8626,16 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     macs_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the first request with a key is carried out, and a repetition within 24 hours (same method, path and body, from the same account) is answered as the first was, without a second effect, with the header `Idempotent-Replayed: true`; a repetition that arrives while the first is still running waits for it. The key with another request is refused (422). Only answers that changed something are kept: a request refused with a 4xx changed nothing and its retry is carried out anew. Use a new random key (a UUID) per change. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Id of the resource. */
                 id: components["parameters"]["ResourceId"];
@@ -8311,6 +8657,9 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     api_extensions_list: {
@@ -8357,6 +8706,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     events_list: {
@@ -8409,6 +8759,7 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
 }

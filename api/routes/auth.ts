@@ -11,10 +11,17 @@ import type { TokenService } from '../token-service';
 export function authOperations(deps: {
   credentials: CredentialRepository;
   tokens: TokenService;
+  /** Counts a login attempt for the API key it names (guessing one key's secret from many addresses). */
+  limitPerKey: (apiKey: string) => Promise<void>;
 }): OperationDefinition[] {
   const { credentials, tokens } = deps;
 
-  async function issue(subject: { accountId: string; apiKey: string; familyId?: string }): Promise<Reply> {
+  async function issue(subject: {
+    accountId: string;
+    apiKey: string;
+    familyId?: string;
+    authTime?: Date;
+  }): Promise<Reply> {
     const pair = await tokens.issuePair(subject);
     await credentials.recordRefreshToken({
       jti: pair.refresh.jti,
@@ -33,6 +40,7 @@ export function authOperations(deps: {
       authenticated: false,
       async handle({ body }) {
         const { api_key, api_secret } = body as Schemas['AuthTokenRequest'];
+        await deps.limitPerKey(api_key);
         const key = await credentials.verifyApiKey(api_key, api_secret);
         if (!key) throw new AuthenticationError('the API key and secret do not match an active key');
         return issue({ accountId: key.accountId, apiKey: key.apiKey });
@@ -48,7 +56,12 @@ export function authOperations(deps: {
         if (spent.outcome !== 'accepted') {
           throw new AuthenticationError('the refresh token has been used, revoked or is unknown');
         }
-        return issue({ accountId: spent.accountId, apiKey: spent.apiKey, familyId: spent.familyId });
+        return issue({
+          accountId: spent.accountId,
+          apiKey: spent.apiKey,
+          familyId: spent.familyId,
+          authTime: claims.authTime,
+        });
       },
     },
   ];

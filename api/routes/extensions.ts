@@ -7,8 +7,15 @@ import { collectionOperations, listOperation, staticSource } from '../collection
 import type { Caller, OperationDefinition } from '../operations';
 
 /**
+ * The extension announcing that writes take an `Idempotency-Key` header (see api/idempotency.ts);
+ * the conformance suite checks retries where a server announces it under this name.
+ */
+export const IDEMPOTENCY_EXTENSION = 'idempotency-key';
+
+/**
  * What this implementation adds to IX-API: the event log at GET /events (each account reads the events of
- * the accounts it acts for, including those about resources they consume), announced by GET /extensions.
+ * the accounts it acts for, including those about resources they consume), announced by GET /extensions,
+ * and retry-safe writes with an `Idempotency-Key`.
  */
 export const EVENTS_COLLECTION: CollectionEntry = {
   collection: events,
@@ -40,6 +47,13 @@ export function extensionOperations(deps: {
           name: 'events',
           publisher: 'IX-API provisioning service',
           documentation_url: `${publicBaseUrl}/docs#events_list`,
+          base_url: publicBaseUrl,
+          spec_url: `${publicBaseUrl}/spec`,
+        },
+        {
+          name: IDEMPOTENCY_EXTENSION,
+          publisher: 'IX-API provisioning service',
+          documentation_url: `${publicBaseUrl}/docs#section/Retrying-writes`,
           base_url: publicBaseUrl,
           spec_url: `${publicBaseUrl}/spec`,
         },

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
-import { createTokenService } from '../../api/token-service';
+import { randomBytes } from 'node:crypto';
+import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import { QueryTypes } from 'sequelize';
+import { KEY_STATE_TTL_MS } from '../../api/authenticate';
+import { createTokenService, keyIdOf } from '../../api/token-service';
 import { login, request } from '../support/http';
-import { stack } from '../support/stack';
+import { stack, startSecondApi } from '../support/stack';
 
 const problemType = (name: string) => `https://errors.ix-api.net/v2/${name}.html`;
 
@@ -160,5 +163,119 @@ describe('authentication', () => {
       body: { api_key: issued.apiKey, api_secret: issued.apiSecret },
     });
     assert.equal(again.status, 401);
+  });
+});
+
+describe('authentication: revocation, logins and signing keys', () => {
+  const customer = () => stack().credentials.find((c) => c.role === 'customer')!.accountId;
+
+  it('stops honouring the access tokens of a revoked API key within seconds', async () => {
+    const { db } = stack();
+    const issued = await db.credentials.createApiKey(customer(), 'revoked while in use');
+    const tokens = await request('POST', '/auth/token', {
+      body: { api_key: issued.apiKey, api_secret: issued.apiSecret },
+    });
+    const token = tokens.body.access_token as string;
+    assert.equal((await request('GET', '/account', { token })).status, 200);
+    await db.credentials.revokeApiKey(issued.apiKey);
+    // The key's state is read again once its cached state is older than KEY_STATE_TTL_MS.
+    const deadline = Date.now() + KEY_STATE_TTL_MS + 5_000;
+    let answer = await request('GET', '/account', { token });
+    while (answer.status === 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      answer = await request('GET', '/account', { token });
+    }
+    assert.equal(answer.status, 401, 'the revoked key still works');
+    assert.equal(answer.body.type, problemType('authentication-error'));
+    assert.match(answer.body.detail, /revoked/);
+    const write = await request('POST', '/contacts', {
+      token,
+      body: { managing_account: customer(), consuming_account: customer(), name: 'After revocation' },
+    });
+    assert.equal(write.status, 401);
+  });
+
+  it('lets a refreshed login last no longer than REFRESH_FAMILY_TTL after it began', async () => {
+    const { config, db, credentials } = stack();
+    const key = credentials.find((c) => c.role === 'customer')!;
+    const familyTtl = config.refreshFamilyTtlSeconds;
+    // A login that began a minute before its lifetime ends, signed with the server's key.
+    const began = new Date(Date.now() - (familyTtl - 60) * 1000);
+    const then = createTokenService({
+      signingKey: config.tokenSigningKey,
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      refreshFamilyTtlSeconds: familyTtl,
+      now: () => began,
+    });
+    const pair = await then.issuePair({ accountId: key.accountId, apiKey: key.apiKey });
+    await db.credentials.recordRefreshToken({
+      jti: pair.refresh.jti,
+      apiKey: key.apiKey,
+      accountId: key.accountId,
+      familyId: pair.refresh.familyId,
+      expiresAt: pair.refresh.expiresAt,
+    });
+    const refreshed = await request('POST', '/auth/refresh', { body: { refresh_token: pair.refresh_token } });
+    assert.equal(refreshed.status, 201, refreshed.text);
+    const end = Math.floor(began.getTime() / 1000) + familyTtl;
+    assert.equal(decodeJwt(refreshed.body.refresh_token).exp, end);
+    assert.ok(decodeJwt(refreshed.body.access_token).exp! <= end);
+    assert.equal(decodeJwt(refreshed.body.refresh_token).auth_time, Math.floor(began.getTime() / 1000));
+  });
+
+  it('deletes expired refresh tokens and keeps the others', async () => {
+    const { db, credentials } = stack();
+    const key = credentials.find((c) => c.role === 'customer')!;
+    const row = (jti: string, expiresAt: Date) => ({
+      jti,
+      apiKey: key.apiKey,
+      accountId: key.accountId,
+      familyId: 'purge-test',
+      expiresAt,
+    });
+    const stale = `purge-stale-${Date.now()}`;
+    const live = `purge-live-${Date.now()}`;
+    await db.credentials.recordRefreshToken(row(stale, new Date(Date.now() - 60_000)));
+    await db.credentials.recordRefreshToken(row(live, new Date(Date.now() + 3_600_000)));
+    assert.ok((await db.credentials.purgeExpiredRefreshTokens()) >= 1);
+    const left = await db.sequelize.query<{ jti: string }>(
+      'SELECT jti FROM refresh_tokens WHERE jti IN (:jtis)',
+      { replacements: { jtis: [stale, live] }, type: QueryTypes.SELECT },
+    );
+    assert.deepEqual(
+      left.map((r) => r.jti),
+      [live],
+    );
+  });
+
+  it('rotates the signing key without logging anybody out', async () => {
+    const { config } = stack();
+    const current = Buffer.from(config.tokenSigningKey).toString('base64');
+    const next = randomBytes(32).toString('base64');
+    const { accessToken: before } = await login('customer');
+    assert.equal(decodeProtectedHeader(before).kid, keyIdOf(config.tokenSigningKey));
+    // During the rotation: the new key signs, the current one still verifies.
+    const rotating = await startSecondApi({ TOKEN_SIGNING_KEY: `${next},${current}` });
+    // After it: the old key is gone.
+    const rotated = await startSecondApi({ TOKEN_SIGNING_KEY: next });
+    try {
+      const old = await request('GET', '/account', { token: before, baseUrl: rotating.url });
+      assert.equal(old.status, 200, 'a token of the previous key stops working during the rotation');
+      const credential = stack().credentials.find((c) => c.role === 'customer')!;
+      const fresh = await request('POST', '/auth/token', {
+        baseUrl: rotating.url,
+        body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
+      });
+      const after = fresh.body.access_token as string;
+      assert.equal(decodeProtectedHeader(after).kid, keyIdOf(new Uint8Array(Buffer.from(next, 'base64'))));
+      assert.equal((await request('GET', '/account', { token: after, baseUrl: rotated.url })).status, 200);
+      assert.equal((await request('GET', '/account', { token: before, baseUrl: rotated.url })).status, 401);
+      // A server that does not know the new key yet refuses its tokens.
+      assert.equal((await request('GET', '/account', { token: after })).status, 401);
+    } finally {
+      await rotating.stop(1_000);
+      await rotated.stop(1_000);
+    }
   });
 });

@@ -21,12 +21,13 @@ describe('extensions: the event log', () => {
   it('announces the events extension at GET /extensions, without a token', async () => {
     const response = await request('GET', '/extensions');
     assert.equal(response.status, 200);
-    const [events] = response.body;
+    const [events, idempotency] = response.body;
     assert.equal(events.name, 'events');
     assert.equal(events.base_url, stack().config.publicBaseUrl);
+    assert.equal(idempotency.name, 'idempotency-key');
     const paged = await request('GET', '/extensions?page_limit=1');
     assert.equal(paged.status, 206);
-    assert.equal(paged.headers.get('x-pagination-items'), '1');
+    assert.equal(paged.headers.get('x-pagination-items'), '2');
   });
 
   it('shows each account its own events only, in serial order', async () => {

@@ -65,6 +65,12 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
     HEALTH_PROBE_TIMEOUT_MS: '1500',
     LAB_CROSS_CONNECT_DELAY_MS: '300',
     STATS_SAMPLE_INTERVAL_S: '1',
+    // The suite sends thousands of requests from one address and a few accounts: limits are counted
+    // (the code path runs) but not reached; test/integration/rate-limits.test.ts reaches them.
+    RATE_LIMIT_AUTH_PER_ADDRESS: '1000000/1s',
+    RATE_LIMIT_AUTH_PER_KEY: '1000000/1s',
+    RATE_LIMIT_PER_ACCOUNT: '1000000/1s',
+    RATE_LIMIT_PER_ADDRESS: '1000000/1s',
     ...overrides,
   };
 }
@@ -114,6 +120,16 @@ function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Databa
     taskQueue: config.temporalTaskQueue,
     activities: activitiesFor(db, config),
   });
+}
+
+/**
+ * Another API process on the stack's database and Temporal server, configured by the stack's
+ * environment with `overrides` (lower limits, other keys), on a free port; stop it when done.
+ */
+export async function startSecondApi(overrides: NodeJS.ProcessEnv): Promise<ApiService> {
+  const running = stack();
+  const config = loadConfig({ ...running.env, ...overrides });
+  return startApi({ config, logger: running.logger, db: running.db, port: 0 });
 }
 
 /**

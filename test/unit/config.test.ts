@@ -29,6 +29,60 @@ describe('configuration', () => {
     assert.equal(config.publicBaseUrl, 'http://localhost:8000/api/v2');
     assert.equal(config.logLevel, 'info');
     assert.equal(config.statsSampleIntervalSeconds, 300);
+    assert.equal(config.refreshFamilyTtlSeconds, 30 * 86400);
+    assert.deepEqual(config.rateLimitAuthPerAddress, { points: 30, durationSeconds: 60 });
+    assert.deepEqual(config.rateLimitAuthPerKey, { points: 10, durationSeconds: 60 });
+    assert.deepEqual(config.rateLimitPerAccount, { points: 1200, durationSeconds: 60 });
+    assert.deepEqual(config.rateLimitPerAddress, { points: 600, durationSeconds: 60 });
+    assert.equal(config.trustProxy, undefined);
+    assert.equal(config.requestTimeoutMs, 60_000);
+    assert.equal(config.maxConnections, 1024);
+    assert.deepEqual(config.tokenVerificationKeys, []);
+  });
+
+  it('takes the previous token signing keys after the current one, which alone signs', () => {
+    const previous = Buffer.alloc(32, 9).toString('hex');
+    const older = Buffer.alloc(32, 8).toString('base64');
+    const config = loadConfig({
+      ...keys,
+      TOKEN_SIGNING_KEY: `${keys.TOKEN_SIGNING_KEY},${previous}\n${older}`,
+    });
+    assert.deepEqual(config.tokenSigningKey, new Uint8Array(Buffer.alloc(32, 1)));
+    assert.deepEqual(config.tokenVerificationKeys, [
+      new Uint8Array(Buffer.alloc(32, 9)),
+      new Uint8Array(Buffer.alloc(32, 8)),
+    ]);
+    failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: `${keys.TOKEN_SIGNING_KEY},short` });
+    failsOn('API_SECRET_HASH_KEY', {
+      TOKEN_SIGNING_KEY: `${keys.TOKEN_SIGNING_KEY},${keys.API_SECRET_HASH_KEY}`,
+    });
+  });
+
+  it('reads rate limits as requests per window, and 0 as none', () => {
+    const config = loadConfig({
+      ...keys,
+      RATE_LIMIT_AUTH_PER_ADDRESS: '5/30s',
+      RATE_LIMIT_AUTH_PER_KEY: '0',
+      RATE_LIMIT_PER_ACCOUNT: '10000/1h',
+      RATE_LIMIT_PER_ADDRESS: '100 / 90',
+      TRUST_PROXY: 'loopback, uniquelocal',
+      REQUEST_TIMEOUT: '2m',
+      MAX_CONNECTIONS: '64',
+      REFRESH_FAMILY_TTL: '7d',
+    });
+    assert.deepEqual(config.rateLimitAuthPerAddress, { points: 5, durationSeconds: 30 });
+    assert.equal(config.rateLimitAuthPerKey, null);
+    assert.deepEqual(config.rateLimitPerAccount, { points: 10000, durationSeconds: 3600 });
+    assert.deepEqual(config.rateLimitPerAddress, { points: 100, durationSeconds: 90 });
+    assert.equal(config.trustProxy, 'loopback, uniquelocal');
+    assert.equal(config.requestTimeoutMs, 120_000);
+    assert.equal(config.maxConnections, 64);
+    assert.equal(config.refreshFamilyTtlSeconds, 7 * 86400);
+    failsOn('RATE_LIMIT_PER_ACCOUNT', { RATE_LIMIT_PER_ACCOUNT: '100' });
+    failsOn('RATE_LIMIT_PER_ACCOUNT', { RATE_LIMIT_PER_ACCOUNT: '0/1m' });
+    failsOn('RATE_LIMIT_AUTH_PER_KEY', { RATE_LIMIT_AUTH_PER_KEY: '10/forever' });
+    failsOn('MAX_CONNECTIONS', { MAX_CONNECTIONS: '0' });
+    failsOn('REFRESH_FAMILY_TTL', { REFRESH_FAMILY_TTL: '30m' });
   });
 
   it('reads every documented variable', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
-import { createTokenService } from '../../api/token-service';
+import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import { createTokenService, keyIdOf } from '../../api/token-service';
 import { AuthenticationError, SignatureExpiredError } from '../../domain/errors';
 
 const signingKey = new Uint8Array(32).fill(7);
@@ -54,5 +54,68 @@ describe('token service', () => {
     for (const token of [unsigned, foreign, 'x.y.z', '']) {
       await assert.rejects(tokens.verifyAccess(token), AuthenticationError);
     }
+  });
+});
+
+describe('token service: signing keys and logins', () => {
+  const oldKey = new Uint8Array(32).fill(3);
+  const newKey = new Uint8Array(32).fill(4);
+  const options = { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 86400 };
+
+  it('names its signing key in every token, by an id that reveals nothing of the key', async () => {
+    const tokens = createTokenService({ signingKey: newKey, ...options });
+    const pair = await tokens.issuePair(subject);
+    const kid = decodeProtectedHeader(pair.access_token).kid;
+    assert.equal(kid, keyIdOf(newKey));
+    assert.equal(decodeProtectedHeader(pair.refresh_token).kid, kid);
+    assert.notEqual(keyIdOf(oldKey), kid);
+    assert.ok(!Buffer.from(newKey).toString('base64url').includes(kid));
+  });
+
+  it('keeps the tokens of the previous key valid after a rotation, and signs with the new one only', async () => {
+    const before = createTokenService({ signingKey: oldKey, ...options });
+    const issued = await before.issuePair(subject);
+    const rotated = createTokenService({ signingKey: newKey, verificationKeys: [oldKey], ...options });
+    assert.equal((await rotated.verifyAccess(issued.access_token)).accountId, subject.accountId);
+    assert.equal((await rotated.verifyRefresh(issued.refresh_token)).jti, issued.refresh.jti);
+    const fresh = await rotated.issuePair(subject);
+    assert.equal(decodeProtectedHeader(fresh.access_token).kid, keyIdOf(newKey));
+    // Once the old key is dropped, what it signed no longer verifies.
+    const retired = createTokenService({ signingKey: newKey, ...options });
+    await assert.rejects(retired.verifyAccess(issued.access_token), AuthenticationError);
+    await retired.verifyAccess(fresh.access_token);
+  });
+
+  it('refuses a token naming a key it does not hold, even one its own key would verify', async () => {
+    const tokens = createTokenService({ signingKey: newKey, ...options });
+    const claims = decodeJwt((await tokens.issuePair(subject)).access_token);
+    const renamed = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: 'unknown-key' })
+      .sign(newKey);
+    await assert.rejects(tokens.verifyAccess(renamed), AuthenticationError);
+  });
+
+  it('ends a login at its lifetime however often it is refreshed', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const tokens = createTokenService({
+      signingKey: newKey,
+      accessTokenTtlSeconds: 600,
+      refreshTokenTtlSeconds: 3600,
+      refreshFamilyTtlSeconds: 5400,
+      now: () => new Date(now),
+    });
+    const login = await tokens.issuePair(subject);
+    now += 3000_000;
+    const first = await tokens.verifyRefresh(login.refresh_token);
+    assert.equal(first.authTime.getTime(), Date.parse('2026-01-01T00:00:00Z'));
+    const second = await tokens.issuePair({ ...subject, familyId: first.familyId, authTime: first.authTime });
+    // The refreshed token expires with the login (90 minutes after it), not an hour from now.
+    assert.equal(second.refresh.expiresAt.getTime(), Date.parse('2026-01-01T01:30:00Z'));
+    assert.ok(decodeJwt(second.access_token).exp! <= Date.parse('2026-01-01T01:30:00Z') / 1000);
+    now += 2400_000;
+    await assert.rejects(tokens.verifyRefresh(second.refresh_token), SignatureExpiredError);
+    // A new login starts a new lifetime.
+    const again = await tokens.issuePair(subject);
+    assert.ok((await tokens.verifyRefresh(again.refresh_token)).authTime.getTime() === now - (now % 1000));
   });
 });

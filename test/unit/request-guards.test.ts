@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { createKeyStates } from '../../api/authenticate';
+import { runHousekeeping } from '../../api/housekeeping';
+import { createIdempotency, fingerprintOf } from '../../api/idempotency';
+import { addressKey } from '../../api/rate-limits';
+import type { IdempotencyRepository } from '../../db/repositories/idempotency-repository';
+import { ValidationError } from '../../domain/errors';
+
+describe('request guards', () => {
+  describe('API key states', () => {
+    it('reads a key once per cache time, shares a read in flight, and reads again after it', async () => {
+      let now = 0;
+      const reads: string[] = [];
+      let active = true;
+      const keys = createKeyStates({
+        ttlMs: 5_000,
+        now: () => now,
+        isActive: (key) => {
+          reads.push(key);
+          return Promise.resolve(active);
+        },
+      });
+      assert.deepEqual(await Promise.all([keys.isActive('A'), keys.isActive('A')]), [true, true]);
+      assert.deepEqual(reads, ['A']);
+      active = false;
+      now = 4_999;
+      assert.equal(await keys.isActive('A'), true);
+      now = 5_000;
+      assert.equal(await keys.isActive('A'), false, 'a revocation is seen once the cache time is over');
+      assert.deepEqual(reads, ['A', 'A']);
+    });
+
+    it('does not remember a failed read', async () => {
+      let fail = true;
+      const keys = createKeyStates({
+        isActive: () => (fail ? Promise.reject(new Error('database down')) : Promise.resolve(true)),
+      });
+      await assert.rejects(keys.isActive('B'), /database down/);
+      fail = false;
+      assert.equal(await keys.isActive('B'), true);
+    });
+  });
+
+  describe('client addresses as rate limits count them', () => {
+    it('counts an IPv4 client as itself, also when mapped into IPv6', () => {
+      assert.equal(addressKey('192.0.2.7'), '192.0.2.7');
+      assert.equal(addressKey('::ffff:192.0.2.7'), '192.0.2.7');
+      assert.equal(addressKey(undefined), 'unknown');
+    });
+
+    it('counts every address of an IPv6 /64 as one client', () => {
+      const key = addressKey('2001:db8:1:2:aaaa::1');
+      assert.equal(key, '2001:db8:1:2::/64');
+      assert.equal(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), key);
+      assert.equal(addressKey('2001:DB8:1:2::'), key);
+      assert.notEqual(addressKey('2001:db8:1:3::1'), key);
+      assert.equal(addressKey('::1'), '0:0:0:0::/64');
+    });
+  });
+
+  describe('idempotency keys', () => {
+    const idempotency = createIdempotency({} as IdempotencyRepository);
+
+    it('takes a key of 1 to 255 visible ASCII characters, quoted or not', () => {
+      assert.equal(idempotency.keyOf({}), undefined);
+      assert.equal(idempotency.keyOf({ 'idempotency-key': ' abc-123 ' }), 'abc-123');
+      assert.equal(idempotency.keyOf({ 'idempotency-key': '"abc-123"' }), 'abc-123');
+      for (const bad of ['', '""', 'a b', 'x'.repeat(256), 'ключ']) {
+        assert.throws(() => idempotency.keyOf({ 'idempotency-key': bad }), ValidationError, bad);
+      }
+    });
+
+    it('tells requests apart by method, path and body, but not by the order of keys', () => {
+      const base = { method: 'POST', path: '/api/v2/contacts', body: { a: 1, b: [1, { c: 2, d: 3 }] } };
+      const same = fingerprintOf({ ...base, body: { b: [1, { d: 3, c: 2 }], a: 1 } });
+      assert.equal(fingerprintOf(base), same);
+      assert.notEqual(fingerprintOf({ ...base, method: 'PUT' }), same);
+      assert.notEqual(fingerprintOf({ ...base, path: '/api/v2/contacts/x' }), same);
+      assert.notEqual(fingerprintOf({ ...base, body: { a: 1, b: [{ c: 2, d: 3 }, 1] } }), same);
+      assert.notEqual(fingerprintOf({ ...base, body: Buffer.from('%PDF') }), same);
+      assert.equal(fingerprintOf({ ...base, body: undefined }), fingerprintOf({ ...base, body: null }));
+    });
+  });
+
+  describe('housekeeping', () => {
+    it('runs every chore each round, carries on past a failing one, and stops when asked', async () => {
+      const runs: string[] = [];
+      let failures = 0;
+      const stop = runHousekeeping({
+        logger: pino({ level: 'silent' }),
+        intervalMs: 20,
+        chores: [
+          {
+            name: 'failing',
+            run: () => {
+              failures += 1;
+              return Promise.reject(new Error('no database'));
+            },
+          },
+          { name: 'working', run: () => (runs.push('working'), Promise.resolve(1)) },
+        ],
+      });
+      while (runs.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+      await stop();
+      const after = runs.length;
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      assert.equal(runs.length, after, 'a chore ran after stop');
+      assert.ok(failures >= 3);
+    });
+  });
+});
