@@ -635,6 +635,9 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     LAB_CROSS_CONNECT_DELAY_MS: '0',
     LAB_DEVICE_LATENCY_MS: String(settings.deviceLatencyMs),
+    // One customer places every order: no quota may refuse them, nor serialise them.
+    QUOTA_PORTS: '0',
+    QUOTA_OPEN_ORDERS: '0',
   };
   const extraPorts = WARM_UP_ORDERS + settings.orders + 2 * settings.batch;
 
