@@ -11,6 +11,7 @@ async function main(): Promise<void> {
     url: config.databaseUrl,
     poolMax: config.databasePoolMax,
     apiSecretHashKey: config.apiSecretHashKey,
+    quotas: config.quotas,
   });
   // The exchange's devices are driven by the lab driver, as in the worker.
   const driver = new LabDriver(db.sequelize, { latencyMs: config.labDeviceLatencyMs });

@@ -62,6 +62,11 @@ export interface Config {
    * activities before they are cut off (seconds).
    */
   shutdownTimeoutSeconds: number;
+  /**
+   * What one account tree (a customer and every account it manages, directly or below) may hold at
+   * once: ports, sub-accounts and open orders; 0 means no limit.
+   */
+  quotas: { ports: number; sub_accounts: number; open_orders: number };
 }
 
 /** So many requests per window of so many seconds. */
@@ -214,7 +219,27 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description:
       'after SIGTERM, how long the API finishes requests under way and the worker its running activities',
   },
+  {
+    name: 'QUOTA_PORTS',
+    default: '200',
+    description:
+      'ports one account tree (a customer and the accounts it manages) may hold at once, of connections and port reservations that have not ended (0: no limit)',
+  },
+  {
+    name: 'QUOTA_SUB_ACCOUNTS',
+    default: '500',
+    description: 'accounts one account tree may hold below its top account, directly or deeper (0: no limit)',
+  },
+  {
+    name: 'QUOTA_OPEN_ORDERS',
+    default: '200',
+    description:
+      'orders of one account tree that may be open at once: connections, port reservations, network services and their configs ordered and not yet in production nor ended (0: no limit)',
+  },
 ];
+
+/** The largest quota a setting takes; anything above it is a typo rather than a limit. */
+const QUOTA_MAX = 1_000_000;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
@@ -419,6 +444,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     ),
     outboxRetentionSeconds: parseDuration('OUTBOX_RETENTION', get('OUTBOX_RETENTION')),
     shutdownTimeoutSeconds: parseDuration('SHUTDOWN_TIMEOUT', get('SHUTDOWN_TIMEOUT')),
+    quotas: {
+      ports: parseInteger('QUOTA_PORTS', get('QUOTA_PORTS'), 0, QUOTA_MAX),
+      sub_accounts: parseInteger('QUOTA_SUB_ACCOUNTS', get('QUOTA_SUB_ACCOUNTS'), 0, QUOTA_MAX),
+      open_orders: parseInteger('QUOTA_OPEN_ORDERS', get('QUOTA_OPEN_ORDERS'), 0, QUOTA_MAX),
+    },
   };
 }
 

@@ -16,7 +16,10 @@ import { createNetworkServiceConfigRepository } from './repositories/network-ser
 import { createNetworkServiceRepository } from './repositories/network-service-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
+import { createQuotaGuard } from './repositories/quota-guard';
 import { createTrafficRepository } from './repositories/traffic-repository';
+import type { Quotas } from '../domain/quotas';
+import { NO_QUOTAS } from '../domain/quotas';
 
 export interface Database {
   sequelize: Sequelize;
@@ -40,24 +43,32 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** Connects (lazily) and wires the repositories over one Sequelize instance. */
-export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint8Array }): Database {
+/**
+ * Connects (lazily) and wires the repositories over one Sequelize instance. `quotas` are the limits
+ * per account tree that every order is held to (QUOTA_* settings); tools that write on the
+ * exchange's behalf (seeding, migrations) may leave them out, and nothing is limited then.
+ */
+export function openDatabase(
+  options: DatabaseOptions & { apiSecretHashKey: Uint8Array; quotas?: Quotas },
+): Database {
   const sequelize = createSequelize(options);
   const models = defineModels(sequelize);
   const events = createEventRepository({ models });
   const outbox = createOutboxRepository({ models });
   const portAllocation = createPortAllocation(sequelize);
-  const networkFeatureConfigs = createNetworkFeatureConfigRepository({ sequelize, events, outbox });
+  const quotas = createQuotaGuard({ sequelize, quotas: options.quotas ?? NO_QUOTAS });
+  const networkFeatureConfigs = createNetworkFeatureConfigRepository({ sequelize, events, outbox, quotas });
   const networkServiceConfigs = createNetworkServiceConfigRepository({
     sequelize,
     events,
     outbox,
+    quotas,
     cascade: (configId, policy, transaction) =>
       networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
   });
   return {
     sequelize,
-    accounts: createAccountRepository({ sequelize, models, events, outbox }),
+    accounts: createAccountRepository({ sequelize, models, events, outbox, quotas }),
     contacts: createContactRepository({ sequelize, models, events, outbox }),
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
@@ -69,6 +80,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
       sequelize,
       events,
       outbox,
+      quotas,
       cascade: (serviceId, policy, transaction) =>
         networkServiceConfigs.cascadeFromService(serviceId, policy, transaction),
     }),
@@ -76,7 +88,7 @@ export function openDatabase(options: DatabaseOptions & { apiSecretHashKey: Uint
     networkFeatureConfigs,
     outbox,
     portAllocation,
-    connections: createConnectionRepository({ sequelize, events, outbox, portAllocation }),
+    connections: createConnectionRepository({ sequelize, events, outbox, portAllocation, quotas }),
     traffic: createTrafficRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');

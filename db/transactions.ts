@@ -5,6 +5,12 @@ import { Transaction } from 'sequelize';
 /** How often a transaction chosen as a deadlock victim is run again before the error stands. */
 const DEADLOCK_ATTEMPTS = 5;
 
+/** The transactions `allocatingTransaction` began (READ COMMITTED). */
+const readCommitted = new WeakSet<Transaction>();
+
+/** Whether `transaction` came from `allocatingTransaction`, so each statement sees what committed. */
+export const isReadCommitted = (transaction: Transaction): boolean => readCommitted.has(transaction);
+
 /** Whether the database rolled the transaction back to break a deadlock. */
 export function isDeadlock(error: unknown): boolean {
   const cause = (error as { parent?: { errno?: number; code?: string } } | null)?.parent;
@@ -28,6 +34,7 @@ export async function allocatingTransaction<T>(
       return await sequelize.transaction(
         { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED },
         (transaction) => {
+          readCommitted.add(transaction);
           started(transaction);
           return work(transaction);
         },

@@ -1,4 +1,4 @@
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 
 /**
@@ -6,7 +6,11 @@ import { QueryTypes } from 'sequelize';
  * managed accounts in turn. One recursive query; the hierarchy has no cycles (writes refuse them),
  * and the depth bound keeps a damaged hierarchy from looping.
  */
-export async function accountsActingFor(sequelize: Sequelize, accountId: string): Promise<string[]> {
+export async function accountsActingFor(
+  sequelize: Sequelize,
+  accountId: string,
+  transaction?: Transaction,
+): Promise<string[]> {
   const rows = await sequelize.query<{ id: string }>(
     `WITH RECURSIVE managed (id, depth) AS (
        SELECT id, 0 FROM accounts WHERE id = :accountId
@@ -14,7 +18,7 @@ export async function accountsActingFor(sequelize: Sequelize, accountId: string)
        SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
      )
      SELECT DISTINCT id FROM managed`,
-    { replacements: { accountId }, type: QueryTypes.SELECT },
+    { replacements: { accountId }, type: QueryTypes.SELECT, transaction },
   );
   return rows.map((row) => row.id);
 }

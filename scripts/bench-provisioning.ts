@@ -637,6 +637,9 @@ async function main(): Promise<void> {
     LAB_DEVICE_LATENCY_MS: String(settings.deviceLatencyMs),
     // One account orders and polls everything: its limit is counted, as in production, but never reached.
     RATE_LIMIT_PER_ACCOUNT: '1000000/1s',
+    // One customer places every order: no quota may refuse them, nor serialise them.
+    QUOTA_PORTS: '0',
+    QUOTA_OPEN_ORDERS: '0',
   };
   const extraPorts = WARM_UP_ORDERS + settings.orders + 2 * settings.batch;
 

@@ -234,6 +234,9 @@ async function rehearse(live: Live): Promise<boolean> {
       STATS_SAMPLE_INTERVAL_S: '60',
       SHUTDOWN_TIMEOUT: `${SHUTDOWN_S}s`,
       DATABASE_POOL_MAX: '10',
+      // Two customers place every order: quotas that hold however many --orders asks for.
+      QUOTA_PORTS: String(CONNECTIONS),
+      QUOTA_OPEN_ORDERS: String(ORDERS),
     };
     await dropDatabase(DATABASE_URL);
     execFileSync(process.execPath, [path.join(PROJECT_ROOT, 'dist/scripts/migrate.js')], {

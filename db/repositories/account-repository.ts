@@ -19,6 +19,8 @@ import type { Guard, Written } from './contact-repository';
 import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
 import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
+import type { QuotaGuard } from './quota-guard';
+import { allocatingTransaction } from '../transactions';
 
 export interface Address {
   country: string;
@@ -113,8 +115,9 @@ export function createAccountRepository(deps: {
   models: Models;
   events: EventRepository;
   outbox: OutboxRepository;
+  quotas: QuotaGuard;
 }) {
-  const { sequelize, models, events, outbox } = deps;
+  const { sequelize, models, events, outbox, quotas } = deps;
 
   async function lockAccount(id: string, transaction: Transaction) {
     const row = await models.Account.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
@@ -163,10 +166,13 @@ export function createAccountRepository(deps: {
 
     /**
      * Creates an account in state `requested` and, in the same transaction, the event and the
-     * outbox row that starts its on-boarding workflow.
+     * outbox row that starts its on-boarding workflow. A managed account counts against its
+     * manager's tree's quota of sub-accounts.
      */
     async create(input: NewAccount): Promise<{ account: Account; start: PendingStart }> {
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
+        if (input.managing_account)
+          await quotas.requireRoom(input.managing_account, { sub_accounts: 1 }, transaction);
         const id = input.id ?? newId('acc');
         const row = await models.Account.create({ ...toRow(input), id, state: 'requested' }, { transaction });
         const account = toAccount(row.get({ plain: true }));

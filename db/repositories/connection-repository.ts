@@ -19,6 +19,7 @@ import { newId } from '../ids';
 import type { EventRepository, NewEvent } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
+import type { QuotaGuard } from './quota-guard';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
 export type NewConnection = {
@@ -171,8 +172,9 @@ export function createConnectionRepository(deps: {
   events: EventRepository;
   outbox: OutboxRepository;
   portAllocation: PortAllocation;
+  quotas: QuotaGuard;
 }) {
-  const { sequelize, events, outbox, portAllocation } = deps;
+  const { sequelize, events, outbox, portAllocation, quotas } = deps;
   const select = <T extends object>(
     sql: string,
     replacements: Record<string, unknown>,
@@ -396,7 +398,8 @@ export function createConnectionRepository(deps: {
 
     /**
      * Stores a new connection with its ports allocated, its event and the outbox row that starts
-     * its provisioning, in one transaction: either all of it exists afterwards or none.
+     * its provisioning, in one transaction: either all of it exists afterwards or none. Its ports
+     * and the order count against the quotas of its managing account's tree.
      */
     async create(
       input: NewConnection,
@@ -404,6 +407,11 @@ export function createConnectionRepository(deps: {
     ): Promise<{ connection: Connection; start: PendingStart }> {
       const id = newId('conn');
       const created = await portAllocation.transaction(async (transaction) => {
+        await quotas.requireRoom(
+          input.managing_account,
+          { ports: input.port_quantity, open_orders: 1 },
+          transaction,
+        );
         const allocated = await portAllocation.allocate(
           {
             connection: id,
@@ -812,13 +820,22 @@ export function createConnectionRepository(deps: {
     /**
      * Adds a port to a bundle in production: a spare port on the bundle's device is reserved in
      * the same transaction as the reservation, and the connection's workflow brings it into the
-     * bundle (`production_change_pending` until it is in).
+     * bundle (`production_change_pending` until it is in). The port and the order count against
+     * the quotas of the connection's managing account's tree, checked before the connection is
+     * locked (every order takes the tree's lock first).
      */
     async reserve(
       input: NewReservation,
       speed: number,
     ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
       return portAllocation.transaction(async (transaction) => {
+        const [owner] = await select<{ managing_account: string }>(
+          'SELECT managing_account FROM connections WHERE id = :id',
+          { id: input.connection },
+          transaction,
+        );
+        if (owner)
+          await quotas.requireRoom(owner.managing_account, { ports: 1, open_orders: 1 }, transaction);
         const row = await lock(input.connection, transaction);
         const to = transition(row.state, 'request_change');
         const allocated = await portAllocation.allocate(

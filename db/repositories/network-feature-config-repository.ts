@@ -13,6 +13,8 @@ import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { QuotaGuard } from './quota-guard';
+import { allocatingTransaction } from '../transactions';
 
 /** A route-server session as IX-API shows it. */
 export interface NetworkFeatureConfig extends RouteServerConfigOrder {
@@ -81,8 +83,9 @@ export function createNetworkFeatureConfigRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
   outbox: OutboxRepository;
+  quotas: QuotaGuard;
 }) {
-  const { sequelize, events, outbox } = deps;
+  const { sequelize, events, outbox, quotas } = deps;
   const { select, run } = sqlOf(sequelize);
   const read = resourceReader<NetworkFeatureConfig>(sequelize, networkFeatureConfigs);
   const lifecycle = createLifecycleStore<NetworkFeatureConfig>({
@@ -197,12 +200,14 @@ export function createNetworkFeatureConfigRepository(deps: {
     /**
      * Stores a new session with its event and the outbox row that starts its provisioning, and
      * tells its config's workflow (which may be waiting for it to go live), in one transaction.
+     * The order counts against the quota of open orders of its managing account's tree.
      */
     async create(
       order: RouteServerConfigOrder,
     ): Promise<{ featureConfig: NetworkFeatureConfig; messages: Array<PendingStart | PendingMessage> }> {
       const id = newId('nfc');
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
+        await quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
         await refuseTwin(order, id, transaction);
         await run(
           `INSERT INTO network_feature_configs (id, type, state, status, managing_account, consuming_account,

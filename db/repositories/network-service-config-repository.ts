@@ -26,6 +26,7 @@ import { allocatingTransaction } from '../transactions';
 import { networkServiceConfigs } from '../network-service-configs-collection';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { QuotaGuard } from './quota-guard';
 
 /** A network service config as IX-API shows it: the shared properties and those of its type. */
 export interface NetworkServiceConfig
@@ -138,6 +139,7 @@ export function createNetworkServiceConfigRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
   outbox: OutboxRepository;
+  quotas: QuotaGuard;
   /** Asks the config's route-server sessions to go with it. */
   cascade?: (
     configId: string,
@@ -500,6 +502,7 @@ export function createNetworkServiceConfigRepository(deps: {
     /**
      * Stores a new config with its tags chosen, its MACs (and, on an exchange LAN, its addresses)
      * allocated, its event and the outbox row that starts its provisioning, in one transaction.
+     * The order counts against the quota of open orders of its managing account's tree.
      */
     async create(
       order: ConfigOrder,
@@ -507,6 +510,7 @@ export function createNetworkServiceConfigRepository(deps: {
     ): Promise<{ config: NetworkServiceConfig; start: PendingStart }> {
       const id = newId('nsc');
       return allocatingTransaction(sequelize, async (transaction) => {
+        await deps.quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
         const tagging = await tagsOn(order.connection, taggingOf(order.vlan_config), id, transaction);
         await holdService(order, id, transaction);
         await run(

@@ -21,6 +21,8 @@ import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
 import { configWorkflowId, serviceWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { QuotaGuard } from './quota-guard';
+import { allocatingTransaction } from '../transactions';
 import { ENDED_STATES, RECONSIDER_SIGNAL } from '../../domain/states';
 
 /** A network service as IX-API shows it (the properties of its type). */
@@ -127,6 +129,7 @@ export function createNetworkServiceRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
   outbox: OutboxRepository;
+  quotas: QuotaGuard;
   /** Asks the service's configs (and their sessions) to go with it. */
   cascade?: (
     serviceId: string,
@@ -315,10 +318,14 @@ export function createNetworkServiceRepository(deps: {
 
     findOffering: (id: string) => findOffering(id),
 
-    /** Stores a new service with its event and the outbox row that starts its workflow. */
+    /**
+     * Stores a new service with its event and the outbox row that starts its workflow; the order
+     * counts against the quota of open orders of its managing account's tree.
+     */
     async create(order: ServiceOrder): Promise<{ service: NetworkService; start: PendingStart }> {
       const id = newId('ns');
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
+        await deps.quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
         const offering = await findOffering(order.product_offering, transaction);
         const shaped = shapedOrder(order);
         await run(

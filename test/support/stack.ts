@@ -90,7 +90,11 @@ export async function startStack(): Promise<TestStack> {
   const config = loadConfig(env);
   const logger = pino({ level: config.logLevel });
   await ensureDatabase(config.databaseUrl);
-  const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
+  const db = openDatabase({
+    url: config.databaseUrl,
+    apiSecretHashKey: config.apiSecretHashKey,
+    quotas: config.quotas,
+  });
   await migrate(db.sequelize);
   const credentials = await seedDemo(db);
   await createLabStore(db.sequelize).syncFromCatalogue();

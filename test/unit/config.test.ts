@@ -38,6 +38,7 @@ describe('configuration', () => {
     assert.equal(config.requestTimeoutMs, 60_000);
     assert.equal(config.maxConnections, 1024);
     assert.deepEqual(config.tokenVerificationKeys, []);
+    assert.deepEqual(config.quotas, { ports: 200, sub_accounts: 500, open_orders: 200 });
   });
 
   it('takes the previous token signing keys after the current one, which alone signs', () => {
@@ -98,6 +99,9 @@ describe('configuration', () => {
       LOG_LEVEL: 'debug',
       PUBLIC_BASE_URL: 'https://ixapi.example/api/v2/',
       STATS_SAMPLE_INTERVAL_S: '60',
+      QUOTA_PORTS: '0',
+      QUOTA_SUB_ACCOUNTS: '25',
+      QUOTA_OPEN_ORDERS: '1000',
     });
     assert.equal(config.port, 9000);
     assert.equal(config.host, '127.0.0.1');
@@ -106,6 +110,7 @@ describe('configuration', () => {
     assert.equal(config.refreshTokenTtlSeconds, 7 * 86400);
     assert.equal(config.publicBaseUrl, 'https://ixapi.example/api/v2');
     assert.equal(config.statsSampleIntervalSeconds, 60);
+    assert.deepEqual(config.quotas, { ports: 0, sub_accounts: 25, open_orders: 1000 });
   });
 
   it('names the variable of every bad value', () => {
@@ -126,6 +131,10 @@ describe('configuration', () => {
     failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: '' });
     failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: Buffer.alloc(16).toString('base64') });
     failsOn('API_SECRET_HASH_KEY', { API_SECRET_HASH_KEY: keys.TOKEN_SIGNING_KEY });
+    failsOn('QUOTA_PORTS', { QUOTA_PORTS: '-1' });
+    failsOn('QUOTA_PORTS', { QUOTA_PORTS: 'many' });
+    failsOn('QUOTA_SUB_ACCOUNTS', { QUOTA_SUB_ACCOUNTS: '2.5' });
+    failsOn('QUOTA_OPEN_ORDERS', { QUOTA_OPEN_ORDERS: '10000000' });
   });
 
   it('parses durations in seconds, minutes, hours and days', () => {

@@ -1,0 +1,112 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { QuotaDemand, QuotaName, QuotaUsage, Quotas } from '../../domain/quotas';
+import { OPEN_ORDER_STATES, quotasAt, requireWithinQuotas } from '../../domain/quotas';
+import { ENDED_STATES } from '../../domain/states';
+import { isReadCommitted } from '../transactions';
+import { accountsActingFor } from '../visibility';
+
+/** The tables of stateful resources an account orders itself, each counted while its order is open. */
+const ORDERED_TABLES = [
+  'connections',
+  'network_services',
+  'network_service_configs',
+  'network_feature_configs',
+];
+
+/**
+ * Counts what an account tree holds and refuses, in the transaction of the write, an order that
+ * would take it beyond a quota (domain/quotas.ts decides). A tree is an account the exchange does
+ * not manage itself (a customer) with every account it manages, directly or below; what a resource
+ * counts against is the tree of its managing account.
+ */
+export function createQuotaGuard(deps: { sequelize: Sequelize; quotas: Quotas }) {
+  const { sequelize, quotas } = deps;
+  const select = <T extends object>(
+    sql: string,
+    replacements: Record<string, unknown>,
+    transaction: Transaction,
+  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
+
+  /**
+   * The top account of the tree `account` belongs to: its topmost manager below the exchange's own
+   * account. None when the account is the exchange's or does not exist: nothing limits those.
+   */
+  async function topOf(account: string, transaction: Transaction): Promise<string | undefined> {
+    const chain = await select<{ id: string; is_exchange: number }>(
+      `WITH RECURSIVE chain (id, managing_account, is_exchange, depth) AS (
+         SELECT id, managing_account, is_exchange, 0 FROM accounts WHERE id = :account
+         UNION ALL
+         SELECT a.id, a.managing_account, a.is_exchange, c.depth + 1 FROM accounts a
+           JOIN chain c ON a.id = c.managing_account WHERE c.is_exchange = 0 AND c.depth < 32
+       )
+       SELECT id, is_exchange FROM chain ORDER BY depth`,
+      { account },
+      transaction,
+    );
+    if (!chain.length || Number(chain[0].is_exchange)) return undefined;
+    const customers = chain.filter((row) => !Number(row.is_exchange));
+    return customers[customers.length - 1].id;
+  }
+
+  /** What the accounts of `tree` hold, for the quotas named. */
+  async function usageOf(tree: string[], names: QuotaName[], transaction: Transaction): Promise<QuotaUsage> {
+    const usage: QuotaUsage = {};
+    const count = async (sql: string) =>
+      Number(
+        (
+          await select<{ n: number }>(
+            sql,
+            { tree, ended: ENDED_STATES, open: OPEN_ORDER_STATES },
+            transaction,
+          )
+        )[0].n,
+      );
+    if (names.includes('sub_accounts')) usage.sub_accounts = tree.length - 1;
+    // A port is held from its reservation until the reservation ends (decommissioned, cancelled).
+    if (names.includes('ports'))
+      usage.ports = await count(
+        `SELECT COUNT(*) AS n FROM port_reservations r JOIN connections c ON c.id = r.connection
+         WHERE c.managing_account IN (:tree) AND r.state NOT IN (:ended)`,
+      );
+    // An order is open until it first goes into production or ends. The reservations a connection
+    // is ordered with belong to its order; one ordered later for a live bundle is an order of its own.
+    if (names.includes('open_orders'))
+      usage.open_orders = await count(
+        `SELECT ${ORDERED_TABLES.map(
+          (table) => `(SELECT COUNT(*) FROM ${table} WHERE managing_account IN (:tree)
+             AND state IN (:open) AND current_billing_start_date IS NULL)`,
+        ).join(' + ')}
+         + (SELECT COUNT(*) FROM port_reservations r JOIN connections c ON c.id = r.connection
+             WHERE c.managing_account IN (:tree) AND r.state IN (:open)
+             AND r.current_billing_start_date IS NULL AND c.current_billing_start_date IS NOT NULL) AS n`,
+      );
+    return usage;
+  }
+
+  return {
+    /**
+     * Refuses an order for `account` (the managing account of what it creates, or the manager of a
+     * new account) that would take its tree beyond a quota, with an unable-to-fulfill naming the
+     * quota; nothing else happens in the transaction then. The tree's top account row stays locked
+     * until the transaction ends, so orders of one tree are counted one after the other and
+     * concurrent ones never exceed a quota together. Call it first in the transaction, so that the
+     * lock is always taken before the rows the order locks next, in one from `allocatingTransaction`
+     * (READ COMMITTED), so that the counts see what the orders before committed.
+     */
+    async requireRoom(account: string, demand: QuotaDemand, transaction: Transaction): Promise<void> {
+      if (!isReadCommitted(transaction))
+        throw new Error('quotas are checked in transactions from allocatingTransaction() only');
+      const names = quotasAt(quotas, demand);
+      if (!names.length) return;
+      const top = await topOf(account, transaction);
+      if (!top) return;
+      await select('SELECT id FROM accounts WHERE id = :top FOR UPDATE', { top }, transaction);
+      const tree = await accountsActingFor(sequelize, top, transaction);
+      const usage = await usageOf(tree, names, transaction);
+      requireWithinQuotas(quotas, usage, demand, { root: top, orderedFor: account });
+    },
+  };
+}
+
+export type QuotaGuard = ReturnType<typeof createQuotaGuard>;

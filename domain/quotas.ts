@@ -1,0 +1,121 @@
+import type { Conflict } from './errors';
+import { UnableToFulfillError } from './errors';
+import type { State } from './states';
+
+/**
+ * Per-account quotas: what one account tree (a top account and every account it manages, directly
+ * or below) may hold at once, so that one customer cannot take every spare port of a metro, make
+ * sub-accounts without end or flood the exchange with orders. A reseller's sub-accounts count
+ * against the reseller's tree; the exchange's own account is not limited.
+ */
+export type QuotaName = 'ports' | 'sub_accounts' | 'open_orders';
+
+/** The limit of each quota; 0 means no limit. */
+export type Quotas = Readonly<Record<QuotaName, number>>;
+
+/** What an order adds to each quota it touches. */
+export type QuotaDemand = Partial<Record<QuotaName, number>>;
+
+/** What an account tree holds, for the quotas an order touches. */
+export type QuotaUsage = Partial<Record<QuotaName, number>>;
+
+/** Nothing limited (tools and scripts that write on the exchange's behalf). */
+export const NO_QUOTAS: Quotas = { ports: 0, sub_accounts: 0, open_orders: 0 };
+
+/** The setting of each quota, as operators know it. */
+export const QUOTA_SETTINGS: Readonly<Record<QuotaName, string>> = {
+  ports: 'QUOTA_PORTS',
+  sub_accounts: 'QUOTA_SUB_ACCOUNTS',
+  open_orders: 'QUOTA_OPEN_ORDERS',
+};
+
+/** What each quota counts, in words. */
+const COUNTED: Readonly<Record<QuotaName, string>> = {
+  ports: 'ports',
+  sub_accounts: 'sub-accounts',
+  open_orders: 'open orders',
+};
+
+/**
+ * States of an order that is still open: ordered, not yet in production and not ended. An order
+ * counts only while it has never been in production (a resource in trouble after going live is no
+ * open order).
+ */
+export const OPEN_ORDER_STATES: readonly State[] = [
+  'requested',
+  'scheduled',
+  'allocated',
+  'testing',
+  'error',
+  'operator',
+];
+
+/** An order refused because the account tree holds what its quota allows already. */
+export class QuotaExceededError extends UnableToFulfillError {
+  constructor(
+    readonly quota: QuotaName,
+    readonly limit: number,
+    readonly held: number,
+    readonly asked: number,
+    /** The top account of the tree the quota counts. */
+    readonly account: string,
+    conflicts: Conflict[],
+  ) {
+    super(
+      `quota ${QUOTA_SETTINGS[quota]} reached: ${account} and the accounts it manages hold ${held} ${COUNTED[quota]} ` +
+        `of at most ${limit}, and this needs ${asked} more; end some first or ask the exchange for a higher quota`,
+      conflicts,
+    );
+  }
+
+  override extensions() {
+    return {
+      ...super.extensions(),
+      quota: {
+        name: this.quota,
+        setting: QUOTA_SETTINGS[this.quota],
+        limit: this.limit,
+        held: this.held,
+        asked: this.asked,
+        account: this.account,
+      },
+    };
+  }
+}
+
+/**
+ * Refuses an order that would take an account tree beyond one of its quotas (the first one, in the
+ * order ports, sub-accounts, open orders). `root` is the tree's top account and `orderedFor` the
+ * account the order is for; the conflict names the first as the account whose quota stands in the
+ * way (its property `quota_<name>`) and the second as the one using it.
+ */
+export function requireWithinQuotas(
+  quotas: Quotas,
+  usage: QuotaUsage,
+  demand: QuotaDemand,
+  accounts: { root: string; orderedFor: string },
+): void {
+  for (const name of Object.keys(QUOTA_SETTINGS) as QuotaName[]) {
+    const asked = demand[name] ?? 0;
+    const limit = quotas[name];
+    if (asked <= 0 || limit === 0) continue;
+    const held = usage[name] ?? 0;
+    if (held + asked <= limit) continue;
+    throw new QuotaExceededError(name, limit, held, asked, accounts.root, [
+      {
+        resource_type: 'accounts',
+        resource_id: accounts.root,
+        resource_property: `quota_${name}`,
+        remote_resource_type: 'accounts',
+        remote_resource_id: accounts.orderedFor,
+      },
+    ]);
+  }
+}
+
+/** The quotas an order can exceed, of those it touches: which the counting has to look at. */
+export function quotasAt(quotas: Quotas, demand: QuotaDemand): QuotaName[] {
+  return (Object.keys(QUOTA_SETTINGS) as QuotaName[]).filter(
+    (name) => (demand[name] ?? 0) > 0 && quotas[name] > 0,
+  );
+}
