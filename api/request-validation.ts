@@ -35,6 +35,30 @@ function reason(error: ErrorObject): string {
   }
 }
 
+/** A validation problem names at most this many properties; its detail says how many more failed. */
+export const MAX_PROPERTY_ERRORS = 20;
+/** Names and reasons are cut to these lengths: a name may echo a property name the client chose. */
+const MAX_NAME = 200;
+const MAX_REASON = 500;
+
+const clip = (text: string, length: number) =>
+  text.length > length ? `${text.slice(0, length - 1)}…` : text;
+
+/**
+ * The validation problem for what failed, however much did: the first MAX_PROPERTY_ERRORS
+ * properties, and a detail that ends by saying how many more there were.
+ */
+export function validationError(properties: readonly PropertyError[]): ValidationError {
+  const shown = properties
+    .slice(0, MAX_PROPERTY_ERRORS)
+    .map((p) => ({ name: clip(p.name, MAX_NAME), reason: clip(p.reason, MAX_REASON) }));
+  const error = new ValidationError(shown);
+  const omitted = properties.length - shown.length;
+  if (omitted > 0)
+    error.message = `${error.message}; and ${omitted} more ${omitted === 1 ? 'property' : 'properties'} did not validate`;
+  return error;
+}
+
 /** Turns ajv errors into IX-API `properties`, one entry per failing property. */
 export function toPropertyErrors(
   errors: readonly ErrorObject[] | null | undefined,
@@ -43,6 +67,9 @@ export function toPropertyErrors(
   const seen = new Set<string>();
   const properties: PropertyError[] = [];
   for (const error of errors ?? []) {
+    // An array's items and a string's pattern are checked under `if` (see spec/ajv.ts); the errors
+    // that matter are those of what failed inside, not that the `then` branch did.
+    if (error.keyword === 'if') continue;
     const name = prefix
       ? [prefix, propertyName(error)].filter((p) => p && p !== 'body').join('.')
       : propertyName(error);
@@ -54,7 +81,7 @@ export function toPropertyErrors(
 }
 
 export interface RequestValidators {
-  /** Validates a request body for an operation; throws ValidationError naming every failing property. */
+  /** Validates a request body for an operation; throws ValidationError naming the failing properties. */
   body(operationId: string, body: unknown): void;
   /**
    * Whether the path parameters fit the operation's declared schemas. A path that cannot name a
@@ -99,7 +126,7 @@ export function compileRequestValidators(
           throw new ValidationError([{ name: 'body', reason: 'A JSON request body is required.' }]);
         return;
       }
-      if (!entry.validate(body)) throw new ValidationError(toPropertyErrors(entry.validate.errors));
+      if (!entry.validate(body)) throw validationError(toPropertyErrors(entry.validate.errors));
     },
   };
 }

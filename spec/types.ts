@@ -4503,7 +4503,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request did not validate; `properties` names every failing property. */
+        /** @description The request did not validate; `properties` names the failing properties (at most 20; `detail` says how many more failed). */
         ValidationError: {
             headers: {
                 [name: string]: unknown;

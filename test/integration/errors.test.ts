@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { request } from '../support/http';
+import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 
 const problemType = (name: string) => `https://errors.ix-api.net/v2/${name}.html`;
@@ -75,5 +75,73 @@ describe('problem responses', () => {
     assert.equal(echoed.headers.get('x-request-id'), 'trace-123');
     const replaced = await request('GET', '/health', { headers: { 'x-request-id': 'bad id\twith junk' } });
     assert.notEqual(replaced.headers.get('x-request-id'), 'bad id\twith junk');
+  });
+});
+
+describe('bounded answers to unbounded input', () => {
+  const validationError = problemType('validation-error');
+  const exchangeLanConfig = {
+    type: 'exchange_lan',
+    network_service: 'ns-fra-peering',
+    managing_account: 'acc-spree-networks',
+    consuming_account: 'acc-spree-networks',
+    billing_account: 'acc-spree-networks',
+    role_assignments: [],
+    connection: 'conn-none',
+    vlan_config: { vlan_type: 'port' },
+    asns: [64500],
+    listed: true,
+  };
+  let token: string;
+  before(async () => {
+    token = (await login('customer')).accessToken;
+  });
+
+  it('answers a body of 100,000 bad integers with one small problem naming the array', async () => {
+    const rawBody = JSON.stringify({ ...exchangeLanConfig, asns: Array(100_000).fill(-1) });
+    assert.ok(rawBody.length > 300_000);
+    const response = await request('POST', '/network-service-configs', {
+      token,
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.type, validationError);
+    assert.deepEqual(response.body.properties, [
+      { name: 'asns', reason: 'Must NOT have more than 100 items.' },
+    ]);
+    assert.ok(response.text.length < 1000, `an answer of ${response.text.length} bytes`);
+  });
+
+  it('names at most 20 failing properties and says how many more there were', async () => {
+    const response = await request('POST', '/network-service-configs', {
+      token,
+      body: { ...exchangeLanConfig, macs: Array(100).fill(1) },
+    });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.properties.length, 20);
+    assert.equal(response.body.properties[19].name, 'macs.19');
+    assert.match(response.body.detail, /and 80 more properties did not validate$/);
+  });
+
+  it('refuses integers JavaScript cannot hold exactly in a body, naming the property', async () => {
+    for (const literal of ['1e400', '9223372036854775808', '-9223372036854775809']) {
+      const rawBody = JSON.stringify({ ...exchangeLanConfig, capacity: 0 }).replace(
+        '"capacity":0',
+        `"capacity":${literal}`,
+      );
+      const response = await request('POST', '/network-service-configs', {
+        token,
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(response.status, 400, literal);
+      assert.equal(response.body.type, validationError);
+      assert.deepEqual(
+        response.body.properties.map((p: { name: string }) => p.name),
+        ['capacity'],
+        literal,
+      );
+    }
   });
 });
