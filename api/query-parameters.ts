@@ -3,7 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { PropertyError } from '../domain/errors';
 import type { OpenApiDocument, OpenApiOperation } from '../spec';
 import { operationParameters } from '../spec';
-import { DOCUMENT_ID, validationError } from './request-validation';
+import { DOCUMENT_ID, textFault, validationError } from './request-validation';
 
 interface CompiledParameter {
   name: string;
@@ -89,6 +89,11 @@ export function compileQueryParser(
       const raw = normalised[parameter.name];
       if (raw === undefined) continue;
       const texts = (Array.isArray(raw) ? raw : [raw]).map(String);
+      const fault = texts.map(textFault).find((reason) => reason !== undefined);
+      if (fault) {
+        problems.push({ name: parameter.name, reason: fault });
+        continue;
+      }
       let value: unknown;
       if (parameter.isArray) {
         value = texts

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { loadSpec, specOperations } from '../../spec';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 
@@ -143,5 +144,75 @@ describe('bounded answers to unbounded input', () => {
         literal,
       );
     }
+  });
+
+  it('stores no control or bidirectional formatting character in a name or an address', async () => {
+    const contact = { managing_account: 'acc-spree-networks', consuming_account: 'acc-spree-networks' };
+    for (const name of ['Eve\u0000', 'Eve\u0007Mallory', 'Eve\u0085', 'Eve\u202eyllaM', 'Eve\u2066x\u2069']) {
+      const response = await request('POST', '/contacts', { token, body: { ...contact, name } });
+      assert.equal(response.status, 400, JSON.stringify(name));
+      assert.equal(response.body.type, validationError);
+      assert.deepEqual(
+        response.body.properties.map((p: { name: string }) => p.name),
+        ['name'],
+      );
+      assert.match(response.body.properties[0].reason, /control characters/);
+    }
+    const created = await request('POST', '/contacts', { token, body: { ...contact, name: 'Zoë Ünal 🚀' } });
+    assert.equal(created.status, 201, created.text);
+    const patched = await request('PATCH', `/contacts/${created.body.id}`, {
+      token,
+      body: { name: 'Zoë\u202eÜnal' },
+    });
+    assert.equal(patched.status, 400);
+    assert.deepEqual(
+      patched.body.properties.map((p: { name: string }) => p.name),
+      ['name'],
+    );
+    const account = await request('POST', '/accounts', {
+      token,
+      body: {
+        name: 'Bidi Networks',
+        address: {
+          country: 'DE',
+          locality: 'Berlin',
+          postal_code: '10115',
+          street_address: 'Invalidenstr.\u2067 1',
+        },
+      },
+    });
+    assert.equal(account.status, 400);
+    assert.deepEqual(
+      account.body.properties.map((p: { name: string }) => p.name),
+      ['address.street_address'],
+    );
+  });
+
+  it('refuses control characters in the body of every operation that takes JSON', async () => {
+    const operator = (await login('operator')).accessToken;
+    // The updates of these families read the resource before validating (to complete `type`), so
+    // with no such resource they answer 404; the unit tests hold their bodies to the same rule.
+    const readFirst =
+      /^(network_services|network_service_configs|network_feature_configs|member_joining_rules)_(update|partial_update)$/;
+    let refused = 0;
+    for (const { operationId, method, path, operation } of specOperations(loadSpec())) {
+      const content = operation.requestBody?.content ?? {};
+      if (!Object.keys(content).some((type) => type.includes('json'))) continue;
+      const target = path.replace('{id}', path.startsWith('/accounts') ? 'acc-demo-ix' : 'no-such-resource');
+      const response = await request(method.toUpperCase(), target, {
+        token: operation.security?.length === 0 ? undefined : operator,
+        body: { junk: 'a\u0000b' },
+      });
+      if (readFirst.test(operationId) && response.status === 404) continue;
+      assert.equal(response.status, 400, `${operationId}: ${response.text.slice(0, 200)}`);
+      assert.ok(
+        response.body.properties.some(
+          (p: { name: string; reason: string }) => p.name === 'junk' && /control characters/.test(p.reason),
+        ),
+        `${operationId}: ${response.text.slice(0, 300)}`,
+      );
+      refused++;
+    }
+    assert.ok(refused >= 25, `${refused} operations refused the body`);
   });
 });

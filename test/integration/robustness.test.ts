@@ -123,6 +123,42 @@ describe('robustness: query parameters at and beyond their bounds', function () 
     }
   });
 
+  it('answers control characters in any declared query parameter with a 400 naming it', async () => {
+    let tried = 0;
+    for (const op of lists) {
+      for (const [parameter] of operationParameters(document, op.path, op.method, op.operation, 'query')) {
+        for (const value of ['\u0000', 'a\u001b[31m', '\u202e', '\u0085']) {
+          const response = await request('GET', `${op.path}?${parameter.name}=${encodeURIComponent(value)}`, {
+            token,
+          });
+          assert.equal(response.status, 400, `${op.operationId} ${parameter.name}=${JSON.stringify(value)}`);
+          assert.equal(response.body.properties[0].name, parameter.name);
+          tried++;
+        }
+      }
+    }
+    assert.ok(tried > 400, `${tried} values tried`);
+  });
+
+  it('never answers a 5xx to control characters or huge numbers in the parameters of reads', async () => {
+    const operator = (await login('operator')).accessToken;
+    const ports = await request('GET', '/ports?page_limit=1', { token: operator });
+    const port = (ports.body as Array<{ id: string }>)[0].id;
+    const reads = [
+      '/connections/no-such/cancellation-policy?decommission_at=',
+      `/ports/${port}/statistics?start=2025-01-01T00:00:00Z&end=`,
+      `/ports/${port}/statistics?end=2025-01-01T00:00:00Z&start=`,
+      '/accounts?page_limit=1&page_token=',
+    ];
+    for (const path of reads) {
+      // As they appear in the URL: NUL, U+202E, 309 digits, a stray %, an encoded lone surrogate.
+      for (const encoded of ['%00', '%E2%80%AE', '9'.repeat(309), '%', '%ED%A0%80', '%C2%85']) {
+        const response = await request('GET', `${path}${encoded}`, { token: operator });
+        assert.ok(response.status < 500, `${path}${encoded} answered ${response.status}`);
+      }
+    }
+  });
+
   it('takes 500 ids in the id filter and refuses more than 1000 by their number', async () => {
     const ids = Array.from({ length: 500 }, (_, i) => `acc-${i}`);
     const some = await request('GET', `/accounts?id=${['acc-spree-networks', ...ids].join(',')}`, { token });

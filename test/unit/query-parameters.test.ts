@@ -43,6 +43,19 @@ describe('query parameters', () => {
     assert.deepEqual(parser('devices_list')({ capability_speed: '400000' }), { capability_speed: 400000 });
   });
 
+  it('refuses control and bidirectional formatting characters in any declared parameter', () => {
+    for (const value of ['\u0000', 'a\u0007', 'x\u202e', 'y\u2066', 'z\ud800']) {
+      const names = refused('accounts_list', {
+        name: value,
+        external_ref: ['ok', value],
+        id: `a,${value}`,
+      }).map((p) => p.name);
+      assert.deepEqual(names.sort(), ['external_ref', 'id', 'name'], JSON.stringify(value));
+    }
+    // Undeclared parameters are still ignored, whatever they hold.
+    assert.deepEqual(parser('accounts_list')({ consuming_customer: '\u0000' }), {});
+  });
+
   it('takes 1000 ids in the id filter and refuses more by their number alone', () => {
     const ids = Array.from({ length: 1000 }, (_, i) => `acc-${i}`);
     assert.equal((parser('accounts_list')({ id: ids.join(',') }).id as string[]).length, 1000);
@@ -59,7 +72,7 @@ describe('query parameters', () => {
     const query = Object.fromEntries(
       (op.operation.parameters as Array<{ $ref?: string; name?: string }>)
         .map((p) => p.name ?? p.$ref!.split('/').pop()!)
-        .map((name) => [name, 'x'.repeat(300)]),
+        .map((name) => [name, '\u0000']),
     );
     const properties = refused('product_offerings_list', query);
     assert.ok(Object.keys(query).length > 20);

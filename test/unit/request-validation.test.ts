@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
-import { compileRequestValidators, createAjv, toPropertyErrors } from '../../api/request-validation';
+import {
+  MAX_BODY_DEPTH,
+  compileRequestValidators,
+  createAjv,
+  toPropertyErrors,
+} from '../../api/request-validation';
 import { ValidationError } from '../../domain/errors';
-import { loadSpec } from '../../spec';
+import { loadSpec, specOperations } from '../../spec';
 
 describe('request validation from the OpenAPI document', () => {
   const validators = compileRequestValidators(loadSpec());
@@ -136,5 +141,114 @@ describe('bounded validation', () => {
         String(capacity),
       );
     }
+  });
+
+  describe('characters no text may hold', () => {
+    const contact = { managing_account: 'acc-1', consuming_account: 'acc-1' };
+    const unsafe = [
+      '\u0000',
+      '\u0007',
+      '\t',
+      '\n',
+      '\r',
+      '\u001f',
+      '\u007f',
+      '\u0085',
+      '\u009f',
+      '\u202a',
+      '\u202e',
+      '\u2066',
+      '\u2069',
+    ];
+
+    it('refuses each control or bidirectional formatting character in a name', () => {
+      for (const character of unsafe) {
+        const error = failing('contacts_create', { ...contact, name: `Eve${character}Mallory` });
+        assert.deepEqual(
+          error.properties.map((p) => p.name),
+          ['name'],
+          JSON.stringify(character),
+        );
+        assert.match(error.properties[0].reason, /control characters/);
+      }
+    });
+
+    it('accepts letters of every script, emoji and the bidirectional marks that are not overrides', () => {
+      for (const name of [
+        'Zoë Ünal',
+        'Łódź IX',
+        'インターネット',
+        'مرحبا',
+        'Peering 🚀',
+        'a\u200fb',
+        'x\u00a0y',
+      ])
+        validators.body('contacts_create', { ...contact, name });
+    });
+
+    it('refuses unpaired surrogates', () => {
+      const error = failing('contacts_create', { ...contact, name: 'broken \ud800 text' });
+      assert.deepEqual(error.properties, [{ name: 'name', reason: 'Must be well-formed Unicode text.' }]);
+    });
+
+    it('names nested properties, array items and properties the schema does not know', () => {
+      const address = {
+        country: 'DE',
+        locality: 'Köln',
+        postal_code: '50667',
+        street_address: 'Dom\u2066platz 1',
+      };
+      const account = failing('accounts_create', { name: 'Ok', address });
+      assert.deepEqual(
+        account.properties.map((p) => p.name),
+        ['address.street_address'],
+      );
+      const config = failing('network_service_configs_create', {
+        ...exchangeLanConfig,
+        role_assignments: ['ra-1', 'ra\u00002'],
+        comment: { note: 'x\u202ey' },
+      });
+      assert.deepEqual(
+        config.properties.map((p) => p.name),
+        ['role_assignments.1', 'comment.note'],
+      );
+      const key = failing('contacts_create', { ...contact, extra: { 'bad\u0000key': 1 } });
+      assert.deepEqual(key.properties, [
+        { name: 'extra', reason: 'Property names must be well-formed text without control characters.' },
+      ]);
+    });
+
+    it('reports the characters together with what the schema refuses, once per property', () => {
+      const error = failing('contacts_create', { managing_account: 'acc\u0000', telephone: 'x' });
+      assert.deepEqual(
+        error.properties.map((p) => p.name),
+        ['managing_account', 'consuming_account', 'telephone'],
+      );
+      assert.match(error.properties[0].reason, /control characters/);
+    });
+
+    it('refuses them in every body of every operation', () => {
+      let checked = 0;
+      for (const { operationId, operation } of specOperations(document)) {
+        const content = operation.requestBody?.content ?? {};
+        if (!Object.keys(content).some((type) => type.includes('json'))) continue;
+        const error = failing(operationId, { junk: 'a\u0000b' });
+        assert.ok(
+          error.properties.some((p) => p.name === 'junk' && /control characters/.test(p.reason)),
+          operationId,
+        );
+        checked++;
+      }
+      assert.ok(checked >= 30, `${checked} operations take a JSON body`);
+    });
+
+    it('refuses nesting deeper than the deepest IX-API body, without exhausting the stack', () => {
+      let deep: unknown = 'leaf';
+      for (let i = 0; i < 200_000; i++) deep = [deep];
+      const error = failing('contacts_create', { ...contact, extra: deep });
+      assert.deepEqual(error.properties, [
+        { name: `extra${'.0'.repeat(31)}`, reason: `Must not nest more than ${MAX_BODY_DEPTH} levels deep.` },
+      ]);
+    });
   });
 });
