@@ -7346,7 +7346,7 @@ export interface operations {
                 state__is_not?: components["parameters"]["state__is_not"];
                 /** @description Only resources managed by this account. */
                 managing_account?: components["parameters"]["managing_account"];
-                /** @description Only accounts that may be billed for services of this account. */
+                /** @description 1 for only the accounts that can be billing accounts (they have billing information), 0 for only those that cannot. */
                 billable?: number;
                 /** @description Only resources with this external reference. */
                 external_ref?: components["parameters"]["external_ref"];
