@@ -1,25 +1,36 @@
 import type Ajv from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import type { PropertyError } from '../domain/errors';
-import { ValidationError } from '../domain/errors';
 import type { OpenApiDocument, OpenApiOperation } from '../spec';
 import { operationParameters } from '../spec';
-import { DOCUMENT_ID } from './request-validation';
+import { DOCUMENT_ID, textFault, validationError } from './request-validation';
 
 interface CompiledParameter {
   name: string;
   isArray: boolean;
   scalarType: string | undefined;
+  /** What to say of a bad value when ajv's first complaint would say less. */
+  expected: string | undefined;
   validate: ValidateFunction;
 }
 
 /** Range filters were spelled `__lt` before IX-API 2.5; both spellings are accepted. */
 const OLD_RANGE_SUFFIX = /__(lt|lte|gt|gte)$/;
 
+/**
+ * Digits that make an integer JavaScript holds exactly. Longer ones (309 digits become
+ * Infinity, 2^63 loses its last digits) stay text, which the integer schema refuses.
+ */
+function safeInteger(raw: string): number | string {
+  if (!/^-?\d+$/.test(raw.trim())) return raw;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) ? value : raw;
+}
+
 function coerce(parameter: CompiledParameter, raw: string): unknown {
   switch (parameter.scalarType) {
     case 'integer':
-      return /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+      return safeInteger(raw);
     case 'number':
       return raw.trim() !== '' && !Number.isNaN(Number(raw)) ? Number(raw) : raw;
     case 'boolean':
@@ -27,6 +38,17 @@ function coerce(parameter: CompiledParameter, raw: string): unknown {
     default:
       return raw;
   }
+}
+
+/** `Must be an integer from 0 to 2147483647.`, from the bounds (or values) of an integer parameter's schema. */
+function integerRange(schema: Record<string, unknown>): string {
+  const { minimum, maximum, enum: values } = schema;
+  if (Array.isArray(values)) return `Must be one of: ${values.join(', ')}.`;
+  if (typeof minimum === 'number' && typeof maximum === 'number')
+    return `Must be an integer from ${minimum} to ${maximum}.`;
+  if (typeof minimum === 'number') return `Must be an integer of at least ${minimum}.`;
+  if (typeof maximum === 'number') return `Must be an integer of at most ${maximum}.`;
+  return 'Must be an integer.';
 }
 
 export type QueryParser = (query: Record<string, unknown>) => Record<string, unknown>;
@@ -47,10 +69,12 @@ export function compileQueryParser(
     ([parameter, at]) => {
       const schema = parameter.schema ?? {};
       const isArray = schema.type === 'array';
+      const scalarType = isArray ? schema.items?.type : schema.type;
       return {
         name: parameter.name,
         isArray,
-        scalarType: isArray ? schema.items?.type : schema.type,
+        scalarType,
+        expected: scalarType === 'integer' && !isArray ? integerRange(schema) : undefined,
         validate: ajv.compile({ $ref: `${DOCUMENT_ID}#${at}/schema` }),
       };
     },
@@ -65,6 +89,11 @@ export function compileQueryParser(
       const raw = normalised[parameter.name];
       if (raw === undefined) continue;
       const texts = (Array.isArray(raw) ? raw : [raw]).map(String);
+      const fault = texts.map(textFault).find((reason) => reason !== undefined);
+      if (fault) {
+        problems.push({ name: parameter.name, reason: fault });
+        continue;
+      }
       let value: unknown;
       if (parameter.isArray) {
         value = texts
@@ -78,13 +107,14 @@ export function compileQueryParser(
         value = coerce(parameter, texts[0]);
       }
       if (!parameter.validate(value)) {
-        const reason = parameter.validate.errors?.[0]?.message ?? 'is invalid';
-        problems.push({ name: parameter.name, reason: `${reason.replace(/^must/, 'Must')}.` });
+        const error = parameter.validate.errors?.find((e) => e.keyword !== 'if');
+        const reason = parameter.expected ?? `${(error?.message ?? 'is invalid').replace(/^must/, 'Must')}.`;
+        problems.push({ name: parameter.name, reason });
         continue;
       }
       values[parameter.name] = value;
     }
-    if (problems.length) throw new ValidationError(problems);
+    if (problems.length) throw validationError(problems);
     return values;
   };
   return { parse, names: compiled.map((p) => p.name) };

@@ -4532,7 +4532,7 @@ export interface components {
                 "application/json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request did not validate; `properties` names every failing property. */
+        /** @description The request did not validate; `properties` names the failing properties (at most 20; `detail` says how many more failed). */
         ValidationError: {
             headers: {
                 [name: string]: unknown;
@@ -7592,7 +7592,7 @@ export interface operations {
                 state__is_not?: components["parameters"]["state__is_not"];
                 /** @description Only resources managed by this account. */
                 managing_account?: components["parameters"]["managing_account"];
-                /** @description Only accounts that may be billed for services of this account. */
+                /** @description 1 for only the accounts that can be billing accounts (they have billing information), 0 for only those that cannot. */
                 billable?: number;
                 /** @description Only resources with this external reference. */
                 external_ref?: components["parameters"]["external_ref"];
