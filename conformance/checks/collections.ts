@@ -34,8 +34,12 @@ export function wholeCollection(
   return pending;
 }
 
-/** An item's identity: its id, or the serial of collections keyed by serial (events). */
-export const keyOf = (item: Item): string => String(item.id ?? item.serial);
+/**
+ * An item's identity: its id, the serial of collections keyed by serial (events), or, for lists of
+ * items without either (extensions), the item itself.
+ */
+export const keyOf = (item: Item): string =>
+  item.id !== undefined || item.serial !== undefined ? String(item.id ?? item.serial) : JSON.stringify(item);
 const idsOf = (items: readonly Item[]) => items.map(keyOf);
 
 interface ListOperation {
