@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Ajv from 'ajv';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseQuery } from 'node:querystring';
 import express from 'express';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
@@ -65,6 +66,9 @@ export function createApp(options: AppOptions) {
   app.disable('x-powered-by');
   app.set('etag', false);
   if (options.trustProxy !== undefined) app.set('trust proxy', trustProxyValue(options.trustProxy));
+  // Every parameter counts: the request line is bounded already (api/listener.ts), and a list longer
+  // than the document allows must be refused, not cut short at querystring's default of 1000 keys.
+  app.set('query parser', (text: string) => parseQuery(text, undefined, undefined, { maxKeys: 0 }));
   app.use((_req, res, next) => {
     // No answer is ever to be read as another type than the one it declares.
     res.set('X-Content-Type-Options', 'nosniff');

@@ -110,6 +110,19 @@ describe('bounded requests', () => {
     assert.ok(closed);
   });
 
+  it('counts every repetition of a parameter: 1001 ids are refused, not cut short to 1000', async () => {
+    const { accessToken } = await login();
+    const ids = (count: number) => Array.from({ length: count }, (_, i) => `id=fac-${i}`).join('&');
+    const within = await request('GET', `/facilities?${ids(1000)}`, { token: accessToken });
+    assert.equal(within.status, 200);
+    const beyond = await request('GET', `/facilities?${ids(1001)}`, { token: accessToken });
+    assert.equal(beyond.status, 400);
+    assert.deepEqual(
+      (beyond.body.properties as Array<{ name: string }>).map((p) => p.name),
+      ['id'],
+    );
+  });
+
   it('answers a request that is not HTTP with a JSON problem naming what is wrong', async () => {
     const { text } = await rawExchange(stack().baseUrl, (send) => send('HELLO\r\n\r\n'));
     assert.equal(statusOf(text), 400);
