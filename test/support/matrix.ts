@@ -122,7 +122,7 @@ export interface MatrixFixture {
   asynchronous?: boolean;
 }
 
-const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
+export const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
   Object.fromEntries(
     ACCOUNT_IDENTITIES.map((identity) => {
       const { accounts } = world;
@@ -314,7 +314,7 @@ const matrixSession = (world: World, config: string, ip: string) => ({
 });
 
 /** A private multipoint service of the owner for the sub-account, in Hamburg. */
-const matrixService = (world: World) => ({
+export const matrixService = (world: World) => ({
   type: 'mp2mp_vc' as const,
   product_offering: 'po-mp2mp-vc-ham',
   managing_account: world.accounts.owner,
