@@ -160,7 +160,7 @@ export function networkServiceOperations(deps: {
   ) {
     for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
       requireActingAccount(scope, property, order[property]);
-    const facts = await services.orderFacts(order, now());
+    const facts = await services.orderFacts(order, now(), scope);
     const current = currentId ? await services.current(currentId) : undefined;
     const problems = serviceOrderProblems(order, facts, current, concerned);
     if (problems.length) throw new ValidationError(problems);

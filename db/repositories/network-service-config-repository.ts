@@ -424,8 +424,8 @@ export function createNetworkServiceConfigRepository(deps: {
           )
         : [];
       const roles = order.role_assignments.length
-        ? await select<{ role: string }>(
-            `SELECT ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+        ? await select<{ id: string; role: string }>(
+            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
              WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
             { ids: order.role_assignments, scope },
           )
@@ -484,6 +484,7 @@ export function createNetworkServiceConfigRepository(deps: {
           orderable_not_after: instant(offering.orderable_not_after),
         },
         assignedRoles: roles.map((r) => r.role),
+        knownAssignments: new Set(roles.map((r) => r.id)),
         billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
         usableMacs: new Set(macs.map((m) => m.id)),
         actingAccounts: accounts,

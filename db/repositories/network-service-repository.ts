@@ -1,4 +1,5 @@
 import type { Sequelize, Transaction } from 'sequelize';
+import type { Scope } from '../../domain/authority';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type {
@@ -15,6 +16,7 @@ import type { State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
+import { accountSeenBy } from '../visibility';
 import { networkServices } from '../network-services-collection';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
@@ -280,13 +282,11 @@ export function createNetworkServiceRepository(deps: {
     },
 
     /** The rules' view of an order: its offering, its B side's account, whether billing can pay. */
-    async orderFacts(order: ServiceOrder, now: Date): Promise<ServiceOrderFacts> {
+    async orderFacts(order: ServiceOrder, now: Date, scope: Scope): Promise<ServiceOrderFacts> {
       const offering = order.product_offering ? await findOffering(order.product_offering) : undefined;
-      const [joining] = order.joining_member_account
-        ? await select<{ id: string }>('SELECT id FROM accounts WHERE id = :id', {
-            id: order.joining_member_account,
-          })
-        : [];
+      const joining = order.joining_member_account
+        ? await accountSeenBy(sequelize, order.joining_member_account, scope)
+        : undefined;
       const [billing] = await select<{ pays: number }>(
         'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
         { id: order.billing_account },

@@ -379,10 +379,13 @@ function multipointOf(world: World): Promise<string> {
   return service;
 }
 
-/** An account nobody in the world acts for, for a joining rule to admit. */
+/**
+ * An account nobody in the world acts for, for a joining rule to admit: discoverable, since a rule
+ * names only accounts its owner may see.
+ */
 async function outsideMember(): Promise<string> {
   const id = `acc-matrix-m-${randomBytes(5).toString('hex')}`;
-  await stack().db.accounts.importAccount({ id, name: 'Matrix member', address });
+  await stack().db.accounts.importAccount({ id, name: 'Matrix member', address, discoverable: true });
   return id;
 }
 
