@@ -132,6 +132,7 @@ export async function startApi(options: {
         ajv,
         publicBaseUrl: config.publicBaseUrl,
         visibility,
+        registry,
       }),
       ...discoveryOperations({
         checkHealth,

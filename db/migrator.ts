@@ -16,6 +16,7 @@ import * as networkFeatureConfigs from './migrations/0013-network-feature-config
 import * as virtualCircuits from './migrations/0014-virtual-circuits';
 import * as labCloud from './migrations/0015-lab-cloud';
 import * as outboxClaims from './migrations/0016-outbox-claims';
+import * as eventTypes from './migrations/0017-event-types';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -40,6 +41,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0014-virtual-circuits', virtualCircuits],
   ['0015-lab-cloud', labCloud],
   ['0016-outbox-claims', outboxClaims],
+  ['0017-event-types', eventTypes],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -532,7 +532,7 @@ export function createNetworkServiceConfigRepository(deps: {
         if (order.type === 'exchange_lan')
           await allocateAddresses({ ...order, id }, options.quarantineSeconds, transaction);
         const config = (await read(id, transaction))!;
-        await tell('network_service_config.created', { network_service_config: config }, config, transaction);
+        await tell('created', { network_service_config: config }, config, transaction);
         const start = await outbox.enqueue(configProvisioningStart(config), transaction);
         return { config, start };
       });
@@ -593,10 +593,10 @@ export function createNetworkServiceConfigRepository(deps: {
           transaction,
         );
         const config = (await read(id, transaction))!;
-        await tell('network_service_config.changed', { network_service_config: config }, config, transaction);
+        await tell('changed', { network_service_config: config }, config, transaction);
         if (to !== row.state)
           await tell(
-            'network_service_config.state_changed',
+            'state_changed',
             { id, from: row.state, to, event: 'request_change' },
             config,
             transaction,

@@ -1,5 +1,6 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import type { Scope } from '../../domain/authority';
+import type { HappeningOf } from '../../domain/events';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type {
@@ -155,12 +156,12 @@ export function createNetworkServiceRepository(deps: {
 
   /** Events of a service reach its owners and, for a circuit, its B side. */
   const tell = async (
-    type: string,
+    type: HappeningOf<'network_service'>,
     payload: Record<string, unknown>,
     parties: { managing_account: string; consuming_account: string; joining_member_account?: unknown },
     transaction: Transaction,
   ) => {
-    const event = { type: `network_service.${type}`, payload };
+    const event = { type: `network_service.${type}` as const, payload };
     await events.appendFor(event, [parties.managing_account, parties.consuming_account], transaction);
     const joining = parties.joining_member_account;
     if (
