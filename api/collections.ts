@@ -9,6 +9,7 @@ import type { OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
 import type { Caller, OperationDefinition, Reply } from './operations';
 import { compileQueryParser } from './query-parameters';
+import { sensitiveFiltersOf } from './sensitive-filters';
 
 /** Without `page_limit` a collection comes whole; with it, at most this many items a page. */
 export const MAX_PAGE_LIMIT = 1000;
@@ -29,6 +30,30 @@ export interface CollectionEntry {
   filtersNeedScope?: boolean;
   /** Shapes each item for the caller (redaction of what lies outside the caller's scope). */
   present?: (item: Record<string, unknown>, visibility: Visibility) => Record<string, unknown>;
+  /**
+   * The items a caller sees whole, unredacted, as an SQL condition on `t`; filters on properties
+   * the document marks sensitive match only these. Without a presentation every item in scope is
+   * seen whole, so it defaults to `scope` then; an entry with one must say.
+   */
+  fullView?: (visibility: Visibility) => FilterSql;
+}
+
+/**
+ * The filters of an entry's list on sensitive properties and who sees its items whole; start-up
+ * stops when the entry cannot tell, or a filter has no column of its name to compare exactly.
+ */
+function sensitiveFiltering(document: OpenApiDocument, entry: CollectionEntry) {
+  const filters = sensitiveFiltersOf(document, entry.list);
+  if (!filters.length) return undefined;
+  const fullView = entry.fullView ?? (entry.present ? undefined : entry.scope);
+  if (!fullView)
+    throw new Error(
+      `${entry.list} filters on sensitive properties (${filters.join(', ')}) but does not say which items a caller sees whole`,
+    );
+  const uncompared = filters.filter((name) => !entry.collection.columns.includes(name));
+  if (uncompared.length)
+    throw new Error(`${entry.list} has no column to compare exactly for ${uncompared.join(', ')}`);
+  return { filters, fullView };
 }
 
 /** Who is asking and which accounts they act for (their own and those they manage, recursively). */
@@ -211,8 +236,12 @@ export function collectionOperations(deps: {
   const operations: OperationDefinition[] = [];
 
   for (const entry of deps.entries) {
+    const sensitive = sensitiveFiltering(document, entry);
     const scoped =
-      entry.scope !== undefined || entry.present !== undefined || entry.filtersNeedScope === true;
+      entry.scope !== undefined ||
+      entry.present !== undefined ||
+      entry.filtersNeedScope === true ||
+      sensitive !== undefined;
     if (scoped && !deps.visibility) throw new Error(`${entry.list} is scoped but no visibility was given`);
     const visibilityOf = async (caller: Caller | undefined): Promise<Visibility | undefined> =>
       scoped && caller ? deps.visibility!(caller) : undefined;
@@ -233,6 +262,11 @@ export function collectionOperations(deps: {
             ...query,
             scope,
             accounts: visibility?.accounts,
+            // Nobody unknown sees anything whole.
+            sensitive: sensitive && {
+              filters: sensitive.filters,
+              fullView: visibility ? sensitive.fullView(visibility) : () => '1 = 0',
+            },
           });
           return { ...result, items: shown(result.items, visibility) };
         },

@@ -47,3 +47,16 @@ export function redactionPlanFor(document: OpenApiDocument, schemaName: string):
   );
   return { sensitive, zero };
 }
+
+/**
+ * Every property the document marks `x-sensitive` in a read schema, in any of its types when the
+ * schema is a `oneOf` of types (network services, configs, joining rules).
+ */
+export function sensitivePropertiesOf(document: OpenApiDocument, schemaName: string): string[] {
+  const schema = schemaNamed(document, schemaName) as SchemaObject & { oneOf?: Array<{ $ref?: string }> };
+  const variants = (schema.oneOf ?? [])
+    .map((variant) => variant.$ref?.split('/').pop())
+    .filter((name): name is string => name !== undefined);
+  const names = variants.length ? variants : [schemaName];
+  return [...new Set(names.flatMap((name) => redactionPlanFor(document, name).sensitive))].sort();
+}

@@ -7,30 +7,24 @@ import { createApp } from './app';
 import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
 import type { Caller } from './operations';
-import { redactionPlanFor } from './redaction-plans';
 import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
-import { accountOperations, accountsCollection } from './routes/accounts';
-import { CONNECTION_COLLECTIONS, connectionOperations } from './routes/connections';
-import { IP_COLLECTIONS, ipOperations } from './routes/ips';
-import { MAC_COLLECTIONS, macOperations } from './routes/macs';
-import { MEMBER_JOINING_RULE_COLLECTIONS, memberJoiningRuleOperations } from './routes/member-joining-rules';
-import {
-  NETWORK_FEATURE_CONFIG_COLLECTIONS,
-  networkFeatureConfigOperations,
-} from './routes/network-feature-configs';
-import {
-  NETWORK_SERVICE_CONFIG_COLLECTIONS,
-  networkServiceConfigOperations,
-} from './routes/network-service-configs';
-import { PORT_RESERVATION_COLLECTIONS, portReservationOperations } from './routes/port-reservations';
-import { CONTACT_COLLECTIONS, contactOperations } from './routes/contacts';
+import { accountOperations } from './routes/accounts';
+import { connectionOperations } from './routes/connections';
+import { ipOperations } from './routes/ips';
+import { macOperations } from './routes/macs';
+import { memberJoiningRuleOperations } from './routes/member-joining-rules';
+import { networkFeatureConfigOperations } from './routes/network-feature-configs';
+import { networkServiceConfigOperations } from './routes/network-service-configs';
+import { portReservationOperations } from './routes/port-reservations';
+import { contactOperations } from './routes/contacts';
 import type { OpticsSource } from './routes/statistics';
 import { statisticsOperations } from './routes/statistics';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
-import { networkServiceCollections, networkServiceOperations } from './routes/network-services';
-import { CATALOGUE_COLLECTIONS, CATALOGUE_TYPES } from './routes/catalogue';
+import { networkServiceOperations } from './routes/network-services';
+import { CATALOGUE_TYPES } from './routes/catalogue';
+import { collectionRegistry } from './registry';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
@@ -111,6 +105,7 @@ export async function startApi(options: {
     accountId: caller.accountId,
     accounts: await accountsActingFor(db.sequelize, caller.accountId),
   });
+  const registry = collectionRegistry(document);
   const ajv = createAjv(document);
   const validators = compileRequestValidators(document, ajv);
   const writes: WriteContext = {
@@ -159,19 +154,7 @@ export async function startApi(options: {
         document,
         ajv,
         visibility,
-        entries: [
-          ...CATALOGUE_COLLECTIONS,
-          accountsCollection(redactionPlanFor(document, 'Account')),
-          ...CONTACT_COLLECTIONS,
-          ...CONNECTION_COLLECTIONS,
-          ...PORT_RESERVATION_COLLECTIONS,
-          ...MAC_COLLECTIONS,
-          ...MEMBER_JOINING_RULE_COLLECTIONS,
-          ...IP_COLLECTIONS,
-          ...networkServiceCollections(document),
-          ...NETWORK_SERVICE_CONFIG_COLLECTIONS,
-          ...NETWORK_FEATURE_CONFIG_COLLECTIONS,
-        ],
+        entries: registry,
       }),
       ...extensionOperations({
         sequelize: db.sequelize,
@@ -179,6 +162,7 @@ export async function startApi(options: {
         ajv,
         publicBaseUrl: config.publicBaseUrl,
         visibility,
+        registry,
       }),
       ...discoveryOperations({
         checkHealth,

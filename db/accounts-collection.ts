@@ -2,14 +2,18 @@ import type { CollectionDefinition, FilterSql } from './collection';
 import { eq, notEq } from './collection';
 
 /**
- * A filter on a property hidden outside the caller's scope matches only accounts the caller acts
- * for, so it never tells anything about the hidden values of others.
+ * A filter on a property a discoverable account does not show matches only accounts the caller
+ * acts for, so it never tells anything about the hidden values of others. (Filters on properties
+ * the document marks sensitive are held so by the collection's registry entry as well.)
  */
 const inScope =
   (filter: FilterSql): FilterSql =>
   (value, params, accounts = []) =>
     `${filter(value, params, accounts)} AND t.id IN (${params.bind(accounts.length ? accounts : [''])})`;
 const inScopeEq = (column: string): FilterSql => inScope(eq(column));
+
+/** The accounts a caller sees whole: those it acts for. `accounts` is bound already. */
+export const accountsSeenWhole = (accounts: string) => `t.id IN (${accounts})`;
 
 /** Accounts as IX-API lists them; JSON columns hold the address, billing information and presence. */
 export const accounts: CollectionDefinition = {

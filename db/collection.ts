@@ -136,6 +136,12 @@ export interface ListQuery {
   accounts?: readonly string[];
   /** Validated values by parameter name; only parameters with a filter in the definition are used. */
   filters: Record<string, unknown>;
+  /**
+   * Filters on properties hidden from some of those who see an item (`x-sensitive`): each matches
+   * only items in `fullView` (those the caller sees whole), and compares bytes, not the column's
+   * case-insensitive collation, so that no guess of a hidden value is ever confirmed.
+   */
+  sensitive?: { filters: readonly string[]; fullView: FilterSql };
   /** `after`: the key of the item just before `offset`, when known, so the page starts by key. */
   page?: { limit: number; offset: number; after?: string | number };
 }
@@ -169,7 +175,13 @@ function whereClause(
   }
   for (const [name, value] of Object.entries(query.filters)) {
     const filter = definition.filters[name];
-    if (filter && value !== undefined) conditions.push(`(${filter(value, params, query.accounts)})`);
+    if (!filter || value === undefined) continue;
+    conditions.push(`(${filter(value, params, query.accounts)})`);
+    if (query.sensitive?.filters.includes(name))
+      conditions.push(
+        `CAST(t.${name} AS BINARY) = CAST(${params.bind(value)} AS BINARY)`,
+        `(${query.sensitive.fullView(undefined, params)})`,
+      );
   }
   return conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
 }

@@ -17,6 +17,7 @@ import * as virtualCircuits from './migrations/0014-virtual-circuits';
 import * as labCloud from './migrations/0015-lab-cloud';
 import * as outboxClaims from './migrations/0016-outbox-claims';
 import * as requestGuards from './migrations/0017-request-guards';
+import * as eventTypes from './migrations/0018-event-types';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -42,6 +43,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0015-lab-cloud', labCloud],
   ['0016-outbox-claims', outboxClaims],
   ['0017-request-guards', requestGuards],
+  ['0018-event-types', eventTypes],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -1,5 +1,7 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
+import type { Scope } from '../domain/authority';
+import { accessToAccount, canSee } from '../domain/authority';
 
 /**
  * The accounts an API user acts for: its own and every account it manages, directly or through
@@ -21,4 +23,25 @@ export async function accountsActingFor(
     { replacements: { accountId }, type: QueryTypes.SELECT, transaction },
   );
   return rows.map((row) => row.id);
+}
+
+/**
+ * The account `id` names, as far as a caller with `scope` may know it: one it acts for or a
+ * discoverable one, matched exactly. Any other answers undefined, as an account that does not exist
+ * does, so a reference to it in a body tells nothing of its existence.
+ */
+export async function accountSeenBy(
+  sequelize: Sequelize,
+  id: string,
+  scope: Scope,
+  transaction?: Transaction,
+): Promise<{ id: string } | undefined> {
+  const [row] = await sequelize.query<{ id: string; discoverable: number | boolean }>(
+    'SELECT id, discoverable FROM accounts WHERE id = :id',
+    { replacements: { id }, type: QueryTypes.SELECT, transaction },
+  );
+  if (!row || row.id !== id) return undefined;
+  return canSee(accessToAccount({ id, discoverable: Boolean(Number(row.discoverable)) }, scope))
+    ? { id }
+    : undefined;
 }

@@ -52,8 +52,11 @@ export interface JoiningRuleFacts {
   service: JoinableService | undefined;
   /** Whether the caller owns the service (acts for its managing or consuming account). */
   owner: boolean;
-  /** Whether the account the rule names exists. */
-  memberExists: boolean;
+  /**
+   * Whether the caller may know the account the rule names (it acts for it, or it is
+   * discoverable); any other is answered as one that does not exist.
+   */
+  memberKnown: boolean;
 }
 
 /** Services whose membership joining rules decide. */
@@ -128,7 +131,7 @@ export function memberJoiningRuleProblems(
   else if (GOING.has(service.state))
     problem('network_service', `${service.id} is ${service.state}; it admits no new members`);
 
-  if (!facts.memberExists) problem('consuming_account', `no account ${order.consuming_account}`);
+  if (!facts.memberKnown) problem('consuming_account', `no account ${order.consuming_account}`);
   else if (service && order.consuming_account === service.consuming_account)
     problem(
       'consuming_account',

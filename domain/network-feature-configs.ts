@@ -1,3 +1,4 @@
+import { unknownAssignments } from './contacts';
 import type { PropertyError } from './errors';
 import type { State } from './states';
 
@@ -53,6 +54,8 @@ export interface FeatureConfigFacts {
   /** The config, if the caller may change it. */
   config: SessionCarrier | undefined;
   assignedRoles: string[];
+  /** The order's role assignments that are of the caller's contacts. */
+  knownAssignments: ReadonlySet<string>;
   billingAccountCanPay: boolean;
 }
 
@@ -137,6 +140,8 @@ export function routeServerConfigProblems(
         `sessions with ${feature.id} need contacts with the role(s) ${missing.join(', ')}`,
       );
   }
+  for (const unknown of unknownAssignments(order.role_assignments, facts.knownAssignments))
+    problem(unknown.name, unknown.reason);
   for (const family of ['as_set_v4', 'as_set_v6'] as const) {
     const value = order[family];
     if (value && !AS_SET.test(value)) problem(family, `${value} is not an AS-SET such as AS-EXAMPLE@RIPE`);

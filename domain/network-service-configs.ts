@@ -1,5 +1,6 @@
 import type { JoiningTerms } from './member-joining-rules';
 import { standingOn } from './member-joining-rules';
+import { unknownAssignments } from './contacts';
 import type { Conflict, PropertyError } from './errors';
 import { bandwidthProblems, SERVICE_GOING } from './network-services';
 import type { State } from './states';
@@ -162,6 +163,8 @@ export interface ConfigOrderFacts {
   offering: ConfigOffering | undefined;
   /** Roles held by the order's role assignments (of the caller's contacts). */
   assignedRoles: string[];
+  /** The order's role assignments that are of the caller's contacts. */
+  knownAssignments: ReadonlySet<string>;
   billingAccountCanPay: boolean;
   /** The ids of the order's MACs that the caller may use now. */
   usableMacs: ReadonlySet<string>;
@@ -404,6 +407,8 @@ export function configProblems(
     if (new Set(order.macs).size !== order.macs.length) problem('macs', 'a MAC address is named twice');
   }
 
+  for (const unknown of unknownAssignments(order.role_assignments, facts.knownAssignments))
+    problem(unknown.name, unknown.reason);
   const missing = (service?.nsc_required_contact_roles ?? []).filter(
     (role) => !facts.assignedRoles.includes(role),
   );

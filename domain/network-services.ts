@@ -95,7 +95,7 @@ export interface ServiceOffering {
 /** What the rules need beyond the order; undefined where there is nothing (or nothing to see). */
 export interface ServiceOrderFacts {
   offering: ServiceOffering | undefined;
-  /** The joining member's account, if it exists. */
+  /** The joining member's account, if the caller may know it (it acts for it, or it is discoverable). */
   joiningAccount: { id: string } | undefined;
   billingAccountCanPay: boolean;
   now: Date;

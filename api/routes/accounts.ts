@@ -1,5 +1,5 @@
 import type { Sequelize } from 'sequelize';
-import { accounts } from '../../db/accounts-collection';
+import { accounts, accountsSeenWhole } from '../../db/accounts-collection';
 import type { Account, AccountInput, AccountRepository } from '../../db/repositories/account-repository';
 import { accountsActingFor } from '../../db/visibility';
 import type { Scope } from '../../domain/authority';
@@ -32,6 +32,7 @@ export function accountsCollection(plan: RedactionPlan): CollectionEntry {
       visibility.accounts.includes(item.id as string)
         ? item
         : redact(item, { ...plan, only: DISCOVERABLE_VIEW }),
+    fullView: (visibility) => (_value, params) => accountsSeenWhole(params.bind(visibility.accounts)),
   };
 }
 

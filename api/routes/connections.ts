@@ -8,6 +8,7 @@ import type {
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
+import { unknownAssignments } from '../../domain/contacts';
 import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/connections';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { cancellationPolicies } from '../cancellation';
@@ -110,11 +111,9 @@ export function connectionOperations(deps: {
         },
       ]);
     const facts = await deps.connections.orderFacts(order, scope.accounts);
-    const unknown = order.role_assignments.flatMap((id, index) =>
-      facts.roles.has(id) || !concerned('role_assignments')
-        ? []
-        : [{ name: `role_assignments.${index}`, reason: `no role assignment ${id} of your contacts` }],
-    );
+    const unknown = concerned('role_assignments')
+      ? unknownAssignments(order.role_assignments, new Set(facts.roles.keys()))
+      : [];
     if (unknown.length) throw new ValidationError(unknown);
     const problems = connectionOrderProblems(order, offering, {
       assignedRoles: [...facts.roles.values()],

@@ -116,7 +116,7 @@ export function contactOperations(deps: {
                 name: 'contact',
                 reason:
                   access === 'none'
-                    ? `no contact with id ${contact.id}`
+                    ? `no contact with id ${input.contact}`
                     : 'you may see this contact but not change its roles; its managing account can',
               },
             ]);

@@ -1,9 +1,10 @@
 import type Ajv from 'ajv';
 import type { Sequelize } from 'sequelize';
-import { events } from '../../db/events-collection';
+import { eventScopeSql, events } from '../../db/events-collection';
 import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry, Visibility } from '../collections';
 import { collectionOperations, listOperation, staticSource } from '../collections';
+import { createEventPresenter } from '../event-payloads';
 import type { Caller, OperationDefinition } from '../operations';
 
 /**
@@ -13,18 +14,22 @@ import type { Caller, OperationDefinition } from '../operations';
 export const IDEMPOTENCY_EXTENSION = 'idempotency-key';
 
 /**
- * What this implementation adds to IX-API: the event log at GET /events (each account reads the events of
- * the accounts it acts for, including those about resources they consume), announced by GET /extensions,
- * and retry-safe writes with an `Idempotency-Key`.
+ * What this implementation adds to IX-API: the event log at GET /events, announced by GET
+ * /extensions, and retry-safe writes with an `Idempotency-Key`. Each account reads the events
+ * recorded for the accounts it acts for (about resources they own, consume or, as a circuit's B side
+ * or a rule's member, take part in), each payload shown as the reads of `registry` show its
+ * resources to that account.
  */
-export const EVENTS_COLLECTION: CollectionEntry = {
-  collection: events,
-  list: 'events_list',
-  scope: (visibility) => (_value, params) => {
-    const accounts = params.bind(visibility.accounts);
-    return `(t.account IN (${accounts}) OR t.also_account IN (${accounts}))`;
-  },
-};
+export function eventsCollection(registry: readonly CollectionEntry[]): CollectionEntry {
+  const presenter = createEventPresenter(registry);
+  return {
+    collection: events,
+    list: 'events_list',
+    scope: (visibility) => (_value, params) =>
+      eventScopeSql(params.bind(visibility.accounts), params.bind(presenter.types)),
+    present: (event, visibility) => presenter.present(event, visibility),
+  };
+}
 
 export function extensionOperations(deps: {
   sequelize: Sequelize;
@@ -32,10 +37,12 @@ export function extensionOperations(deps: {
   ajv: Ajv;
   publicBaseUrl: string;
   visibility: (caller: Caller) => Promise<Visibility>;
+  /** The collections whose presentation event payloads follow. */
+  registry: readonly CollectionEntry[];
 }): OperationDefinition[] {
   const { publicBaseUrl } = deps;
   return [
-    ...collectionOperations({ ...deps, entries: [EVENTS_COLLECTION] }),
+    ...collectionOperations({ ...deps, entries: [eventsCollection(deps.registry)] }),
     listOperation({
       operationId: 'api_extensions_list',
       document: deps.document,

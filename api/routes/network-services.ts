@@ -1,4 +1,5 @@
 import { networkServices, serviceScopeSql } from '../../db/network-services-collection';
+import { ownedScope } from '../../db/scope';
 import type {
   NetworkServiceRepository,
   ServiceParties,
@@ -50,6 +51,7 @@ const MEMBER_VIEW = [
 ];
 
 const SCHEMA_OF: Record<string, string> = {
+  exchange_lan: 'ExchangeLanNetworkService',
   p2p_vc: 'P2PNetworkService',
   mp2mp_vc: 'MP2MPNetworkService',
   p2mp_vc: 'P2MPNetworkService',
@@ -58,8 +60,9 @@ const SCHEMA_OF: Record<string, string> = {
 
 /**
  * Network services: every caller sees the exchange LANs and the public multipoint services; the
- * owners of an ordered service see it whole, a circuit's B side and the members a private service
- * admits see it without what only its owners' business is.
+ * owners of a service (the exchange of its LANs) see it whole, everybody else without what only
+ * its owners' business is: a LAN and a circuit without their sensitive properties, a multipoint
+ * service in the form its members need.
  */
 export function networkServiceCollections(document: OpenApiDocument): readonly CollectionEntry[] {
   const plans: Record<string, RedactionPlan> = Object.fromEntries(
@@ -73,14 +76,14 @@ export function networkServiceCollections(document: OpenApiDocument): readonly C
       scope: (visibility) => (_value, params) => serviceScopeSql(params.bind(visibility.accounts)),
       present: (item, visibility) => {
         const type = item.type as string;
-        if (type === 'exchange_lan') return item;
         if (
           actsFor(visibility, item.managing_account as string) ||
           actsFor(visibility, item.consuming_account as string)
         )
           return item;
         const plan = plans[type];
-        if (type === 'p2p_vc' || type === 'cloud_vc') return redact(item, plan);
+        // An exchange LAN is everybody's to join; only the exchange's own references are hidden.
+        if (type === 'exchange_lan' || type === 'p2p_vc' || type === 'cloud_vc') return redact(item, plan);
         const hidden = redact(item, {
           ...plan,
           only: MEMBER_VIEW,
@@ -89,6 +92,8 @@ export function networkServiceCollections(document: OpenApiDocument): readonly C
         });
         return hidden;
       },
+      // Only the owners see a service whole (the exchange its LANs).
+      fullView: (visibility) => (_value, params) => ownedScope(params.bind(visibility.accounts)),
     },
   ];
 }
@@ -155,7 +160,7 @@ export function networkServiceOperations(deps: {
   ) {
     for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
       requireActingAccount(scope, property, order[property]);
-    const facts = await services.orderFacts(order, now());
+    const facts = await services.orderFacts(order, now(), scope);
     const current = currentId ? await services.current(currentId) : undefined;
     const problems = serviceOrderProblems(order, facts, current, concerned);
     if (problems.length) throw new ValidationError(problems);

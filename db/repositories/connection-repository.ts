@@ -7,6 +7,7 @@ import type {
   LacpTimeout,
 } from '../../domain/connections';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
+import type { EventType } from '../../domain/events';
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
@@ -625,7 +626,7 @@ export function createConnectionRepository(deps: {
         if (row.state !== 'decommissioned' && row.state !== 'cancelled')
           await refuseWhileCarrying(id, 'the connection cannot go', transaction);
         const messages: PendingMessage[] = [];
-        const record = (type: string, payload: Record<string, unknown>) =>
+        const record = (type: EventType, payload: Record<string, unknown>) =>
           tell(
             {
               type,
@@ -664,11 +665,12 @@ export function createConnectionRepository(deps: {
              WHERE connection = :id AND state NOT IN (:done)`,
             { replacements: { id, to, done: RESERVATION_DONE, ...policy }, transaction },
           );
+          // What the decommission is charged until is the connection's business, not the event's.
           await record('connection.state_changed', {
             from: row.state,
             to,
             event: 'request_decommission',
-            ...policy,
+            decommission_at: policy.decommission_at,
           });
           messages.push(await reconsider(id, transaction));
         } else if (
@@ -728,10 +730,11 @@ export function createConnectionRepository(deps: {
              billing_account = :billing_account, updated_at = NOW(3) WHERE connection = :id`,
           { replacements: { ...values, id }, transaction },
         );
+        const connection = (await read(id, transaction))!;
         await tell(
           {
             type: 'connection.changed',
-            payload: { id, ...values },
+            payload: { connection },
             account: values.managing_account,
             alsoFor: values.consuming_account,
           },
@@ -749,7 +752,7 @@ export function createConnectionRepository(deps: {
           );
           messages.push(await reconsider(id, transaction));
         }
-        return { connection: (await read(id, transaction))!, messages };
+        return { connection, messages };
       });
     },
 
@@ -895,16 +898,17 @@ export function createConnectionRepository(deps: {
              updated_at = NOW(3) WHERE id = :id`,
           { replacements: { ...values, id }, transaction },
         );
+        const reservation = (await readReservation(id, transaction))!;
         await tell(
           {
             type: 'port_reservation.changed',
-            payload: { id, ...values },
+            payload: { reservation },
             account: row.managing_account,
             alsoFor: row.consuming_account,
           },
           transaction,
         );
-        return (await readReservation(id, transaction))!;
+        return reservation;
       });
     },
 
@@ -927,7 +931,7 @@ export function createConnectionRepository(deps: {
           await tell(
             {
               type: 'port_reservation.state_changed',
-              payload: { id, from: reservation.state, to, ...policy },
+              payload: { id, from: reservation.state, to, decommission_at: policy.decommission_at },
               account: row.managing_account,
               alsoFor: row.consuming_account,
             },

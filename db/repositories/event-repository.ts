@@ -1,14 +1,17 @@
 import type { Transaction } from 'sequelize';
 import { Op } from 'sequelize';
+import type { EventType } from '../../domain/events';
 import type { Models } from '../models';
 
 export interface NewEvent {
-  type: string;
+  type: EventType;
   payload: Record<string, unknown>;
   account: string | null;
 }
 
-export interface StoredEvent extends NewEvent {
+/** An event as stored; rows written before a kind was renamed may carry a type no longer written. */
+export interface StoredEvent extends Omit<NewEvent, 'type'> {
+  type: string;
   serial: number;
   timestamp: string;
 }

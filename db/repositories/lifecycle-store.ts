@@ -2,6 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError } from '../../domain/errors';
+import type { LifecycleHappening, LifecycleResource } from '../../domain/events';
 import type { LifecycleEvent, State } from '../../domain/states';
 import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
@@ -84,7 +85,7 @@ export function createLifecycleStore<R>(deps: {
   /** The resource family in errors (`network-service-configs`). */
   what: string;
   /** The prefix of event types (`network_service_config`). */
-  eventPrefix: string;
+  eventPrefix: LifecycleResource;
   workflowId: (id: string) => string;
   read: (id: string, transaction: Transaction) => Promise<R | undefined>;
   /** Runs when the resource is cancelled or decommissioned, in the same transaction. */
@@ -101,7 +102,7 @@ export function createLifecycleStore<R>(deps: {
   const { select, run } = sqlOf(sequelize);
 
   const tell = (
-    type: string,
+    type: LifecycleHappening,
     payload: Record<string, unknown>,
     owner: { managing_account: string; consuming_account: string },
     transaction: Transaction,
@@ -158,7 +159,8 @@ export function createLifecycleStore<R>(deps: {
         { id, to, ...policy },
         transaction,
       );
-      await stateChanged(to, 'request_decommission', { ...policy });
+      // What the decommission is charged until is the resource's business, not the event's.
+      await stateChanged(to, 'request_decommission', { decommission_at: policy.decommission_at });
       messages.push(await reconsider(id, transaction));
       if (deps.cascade) messages.push(...(await deps.cascade(id, policy, transaction)));
     } else if (

@@ -14,6 +14,7 @@ import { RECONSIDER_SIGNAL } from '../../domain/states';
 import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
 import { memberJoiningRules } from '../member-joining-rules-collection';
+import { accountSeenBy } from '../visibility';
 import type { EventRepository } from './event-repository';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
@@ -212,14 +213,12 @@ export function createMemberJoiningRuleRepository(deps: {
     /** What the rules need to know of a rule: its service (as far as the caller may know it) and member. */
     async orderFacts(order: MemberJoiningRuleOrder, scope: Scope): Promise<JoiningRuleFacts> {
       const service = await serviceOf(order.network_service);
-      const [member] = await select<{ id: string }>('SELECT id FROM accounts WHERE id = :id', {
-        id: order.consuming_account,
-      });
+      const member = await accountSeenBy(sequelize, order.consuming_account, scope);
       const owner = service !== undefined && ownsService(scope, service);
       return {
         service: service && (owner || isPublicService(service)) ? service : undefined,
         owner,
-        memberExists: member !== undefined,
+        memberKnown: member !== undefined,
       };
     },
 

@@ -162,8 +162,8 @@ export function createNetworkFeatureConfigRepository(deps: {
           )
         : [];
       const roles = order.role_assignments.length
-        ? await select<{ role: string }>(
-            `SELECT ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+        ? await select<{ id: string; role: string }>(
+            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
              WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
             { ids: order.role_assignments, scope },
           )
@@ -193,6 +193,7 @@ export function createNetworkFeatureConfigRepository(deps: {
           ips: new Map(ips.map((ip) => [ip.id, { version: Number(ip.version), address: ip.address }])),
         },
         assignedRoles: roles.map((r) => r.role),
+        knownAssignments: new Set(roles.map((r) => r.id)),
         billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
       };
     },

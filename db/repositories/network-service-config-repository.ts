@@ -426,8 +426,8 @@ export function createNetworkServiceConfigRepository(deps: {
           )
         : [];
       const roles = order.role_assignments.length
-        ? await select<{ role: string }>(
-            `SELECT ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+        ? await select<{ id: string; role: string }>(
+            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
              WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
             { ids: order.role_assignments, scope },
           )
@@ -486,6 +486,7 @@ export function createNetworkServiceConfigRepository(deps: {
           orderable_not_after: instant(offering.orderable_not_after),
         },
         assignedRoles: roles.map((r) => r.role),
+        knownAssignments: new Set(roles.map((r) => r.id)),
         billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
         usableMacs: new Set(macs.map((m) => m.id)),
         actingAccounts: accounts,
@@ -535,7 +536,7 @@ export function createNetworkServiceConfigRepository(deps: {
         if (order.type === 'exchange_lan')
           await allocateAddresses({ ...order, id }, options.quarantineSeconds, transaction);
         const config = (await read(id, transaction))!;
-        await tell('network_service_config.created', { network_service_config: config }, config, transaction);
+        await tell('created', { network_service_config: config }, config, transaction);
         const start = await outbox.enqueue(configProvisioningStart(config), transaction);
         return { config, start };
       });
@@ -596,10 +597,10 @@ export function createNetworkServiceConfigRepository(deps: {
           transaction,
         );
         const config = (await read(id, transaction))!;
-        await tell('network_service_config.changed', { network_service_config: config }, config, transaction);
+        await tell('changed', { network_service_config: config }, config, transaction);
         if (to !== row.state)
           await tell(
-            'network_service_config.state_changed',
+            'state_changed',
             { id, from: row.state, to, event: 'request_change' },
             config,
             transaction,

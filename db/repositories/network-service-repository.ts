@@ -1,4 +1,6 @@
 import type { Sequelize, Transaction } from 'sequelize';
+import type { Scope } from '../../domain/authority';
+import type { HappeningOf } from '../../domain/events';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type {
@@ -15,6 +17,7 @@ import type { State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../ids';
+import { accountSeenBy } from '../visibility';
 import { networkServices } from '../network-services-collection';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
@@ -156,12 +159,12 @@ export function createNetworkServiceRepository(deps: {
 
   /** Events of a service reach its owners and, for a circuit, its B side. */
   const tell = async (
-    type: string,
+    type: HappeningOf<'network_service'>,
     payload: Record<string, unknown>,
     parties: { managing_account: string; consuming_account: string; joining_member_account?: unknown },
     transaction: Transaction,
   ) => {
-    const event = { type: `network_service.${type}`, payload };
+    const event = { type: `network_service.${type}` as const, payload };
     await events.appendFor(event, [parties.managing_account, parties.consuming_account], transaction);
     const joining = parties.joining_member_account;
     if (
@@ -283,13 +286,11 @@ export function createNetworkServiceRepository(deps: {
     },
 
     /** The rules' view of an order: its offering, its B side's account, whether billing can pay. */
-    async orderFacts(order: ServiceOrder, now: Date): Promise<ServiceOrderFacts> {
+    async orderFacts(order: ServiceOrder, now: Date, scope: Scope): Promise<ServiceOrderFacts> {
       const offering = order.product_offering ? await findOffering(order.product_offering) : undefined;
-      const [joining] = order.joining_member_account
-        ? await select<{ id: string }>('SELECT id FROM accounts WHERE id = :id', {
-            id: order.joining_member_account,
-          })
-        : [];
+      const joining = order.joining_member_account
+        ? await accountSeenBy(sequelize, order.joining_member_account, scope)
+        : undefined;
       const [billing] = await select<{ pays: number }>(
         'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
         { id: order.billing_account },

@@ -109,6 +109,8 @@ export const DEMO_ACCOUNTS: DemoAccount[] = [
       legal_name: 'Thames Cloud Ltd',
       address: customerBAddress,
       billing_information: billing('Thames Cloud Ltd', customerBAddress, 'GB123456789'),
+      // Customers find each other to order circuits and admit members: both are discoverable.
+      discoverable: true,
     },
   },
 ];

@@ -4,7 +4,18 @@ import { stack } from '../support/stack';
 
 const PUBLIC_VIEW = ['id', 'metro_area_network_presence', 'name'];
 
+/** An account nobody of the demo acts for, and not discoverable. */
+const HIDDEN = 'acc-visibility-hidden';
+
 describe('account visibility and redaction', () => {
+  before(async () => {
+    await stack().db.accounts.importAccount({
+      id: HIDDEN,
+      name: 'Hidden Networks',
+      address: { country: 'DE', locality: 'Hamburg', postal_code: '20095', street_address: 'Hafen 1' },
+    });
+  });
+
   it('shows a reseller itself and its sub-account in full, discoverable accounts redacted, others not at all', async () => {
     const { accessToken } = await login('reseller');
     const response = await request('GET', '/accounts', { token: accessToken });
@@ -14,15 +25,15 @@ describe('account visibility and redaction', () => {
     );
     assert.equal(byId.get('acc-transit-partners')?.legal_name, 'Transit Partners B.V.');
     assert.equal(byId.get('acc-petit-reseau')?.managing_account, 'acc-transit-partners');
-    for (const discoverable of ['acc-demo-ix', 'acc-spree-networks']) {
+    for (const discoverable of ['acc-demo-ix', 'acc-spree-networks', 'acc-thames-cloud']) {
       assert.deepEqual(Object.keys(byId.get(discoverable) ?? {}).sort(), PUBLIC_VIEW, discoverable);
     }
-    assert.equal(byId.has('acc-thames-cloud'), false, 'not discoverable, not managed: invisible');
+    assert.equal(byId.has(HIDDEN), false, 'not discoverable, not managed: invisible');
   });
 
   it('answers 404 for an invisible account and the public view for a discoverable one', async () => {
     const { accessToken } = await login('customer', 0);
-    for (const hidden of ['acc-thames-cloud', 'acc-petit-reseau']) {
+    for (const hidden of [HIDDEN, 'acc-petit-reseau']) {
       const response = await request('GET', `/accounts/${hidden}`, { token: accessToken });
       assert.equal(response.status, 404, hidden);
     }
@@ -51,7 +62,7 @@ describe('account visibility and redaction', () => {
       const all = await request('GET', '/accounts', { token: customer.accessToken });
       const paged = await request('GET', '/accounts?page_limit=1', { token: customer.accessToken });
       assert.equal(Number(paged.headers.get('x-pagination-items')), all.body.length);
-      const byIds = await request('GET', '/accounts?id=acc-thames-cloud,acc-spree-networks', {
+      const byIds = await request('GET', `/accounts?id=${HIDDEN},acc-spree-networks`, {
         token: customer.accessToken,
       });
       assert.deepEqual(

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { sensitiveFiltersOf } from '../../api/sensitive-filters';
 import type { Access } from '../../domain/authority';
 import { loadSpec, specOperations } from '../../spec';
 import type { HttpResponse } from '../support/http';
 import { request } from '../support/http';
 import type { AccountIdentity, Identity, MatrixFixture, Subject, World } from '../support/matrix';
 import { ACCOUNT_IDENTITIES, MATRIX_FIXTURES, REJECTED_IDENTITIES, createWorld } from '../support/matrix';
+import { SHARED_SERVICE_FIXTURES } from '../support/matrix-shared-services';
 import Mocha from 'mocha';
 import { settleConnections } from '../support/connections';
 
@@ -81,6 +83,52 @@ class Received {
   }
 }
 
+/** Every fixture of a family: its own and, for network services, those others see a part of. */
+const fixturesOf = (family: string): MatrixFixture[] => [
+  ...[MATRIX_FIXTURES[family] ?? []].flat(),
+  ...(family === 'network-services' ? SHARED_SERVICE_FIXTURES : []),
+];
+
+/** The list operations and sensitive filters the matrix probed with a subject's own value. */
+const probed = new Set<string>();
+
+/**
+ * A filter on a property the document marks sensitive finds the subject for an identity that sees
+ * it whole (managing or consuming it), with exactly its value; never for anybody else, and never
+ * with the value in other letter case. The owner tells what the value is.
+ */
+async function probeSensitiveFilters(
+  world: World,
+  family: Family,
+  subject: Subject,
+  identity: AccountIdentity,
+) {
+  const list = family.operations.list!;
+  const operationId = specOperations(document).find(
+    (op) => op.path === list.path && op.method === 'get',
+  )!.operationId;
+  const filters = sensitiveFiltersOf(document, operationId);
+  if (!filters.length || !family.operations.read) return;
+  const read = family.operations.read.path.replace('{id}', subject.id);
+  const whole = (await request('GET', read, { token: world.tokens.owner })).body as Record<string, unknown>;
+  const find = subject.find ?? ((items) => items.find((item) => item.id === subject.id));
+  const token = world.tokens[identity];
+  const access = subject.access[identity];
+  for (const filter of filters) {
+    const value = whole[filter];
+    if (typeof value !== 'string' || value.toUpperCase() === value) continue;
+    const finds = async (probe: string) => {
+      const response = await request('GET', `${list.path}?${filter}=${encodeURIComponent(probe)}`, { token });
+      expectStatus(response, 200, `${filter} filter`);
+      return find(response.body as Array<Record<string, unknown>>) !== undefined;
+    };
+    const seesWhole = access === 'change' || access === 'read';
+    assert.equal(await finds(value), seesWhole, `${filter}=<its value> for ${identity} (${access})`);
+    assert.equal(await finds(value.toUpperCase()), false, `${filter}=<its value in upper case>`);
+    probed.add(`${operationId} ${filter}`);
+  }
+}
+
 const expectStatus = (response: HttpResponse, status: number, what: string) =>
   assert.equal(response.status, status, `${what}: ${response.text.slice(0, 300)}`);
 
@@ -117,6 +165,7 @@ async function runSubjectCase(
     const list = await received.send('GET', ops.list.path, token);
     expectStatus(list, 200, 'list');
     shownAs(find(list.body as Array<Record<string, unknown>>), 'list');
+    await probeSensitiveFilters(world, family, subject, identity);
   }
   if (ops.read) {
     const read = await received.send('GET', path(ops.read.path), token);
@@ -247,7 +296,7 @@ describe('authorisation matrix', function () {
     families = familiesOf(implementation.body.supported_operations as string[]);
     const suite = this.test!.parent!;
     for (const family of families) {
-      const fixtures = [MATRIX_FIXTURES[family.name] ?? []].flat();
+      const fixtures = fixturesOf(family.name);
       for (const fixture of fixtures) {
         for (const identity of [...ACCOUNT_IDENTITIES, ...REJECTED_IDENTITIES] as Identity[]) {
           const label = `${family.name}${fixture.label ? ` (${fixture.label})` : ''} × ${identity}`;
@@ -255,6 +304,25 @@ describe('authorisation matrix', function () {
         }
       }
     }
+  });
+
+  // Every sensitive filter of a family with subjects was tried with a subject's value.
+  after(() => {
+    const withSubjects = families.filter((family) =>
+      fixturesOf(family.name).some((f) => f.kind === 'subject'),
+    );
+    const lists = withSubjects.flatMap((family) => {
+      const list = family.operations.list;
+      const op = list && specOperations(document).find((o) => o.path === list.path && o.method === 'get');
+      return op
+        ? sensitiveFiltersOf(document, op.operationId).map((filter) => `${op.operationId} ${filter}`)
+        : [];
+    });
+    assert.deepEqual(
+      lists.filter((pair) => !probed.has(pair)),
+      [],
+      'no subject had a value to probe these filters with',
+    );
   });
 
   it('has a fixture for every family the server routes', () => {

@@ -248,7 +248,7 @@ describe('member joining rules', () => {
     }
     // A public service of somebody else's is known to everyone, but its rules are its owners'.
     const open = await multipoint({ managing: THAMES, public: true });
-    const foreignPublic = await create(spree, allowFor(open, PETIT));
+    const foreignPublic = await create(spree, allowFor(open, TRANSIT));
     assert.deepEqual(propertyNames(foreignPublic), ['network_service']);
     assert.match(foreignPublic.body.properties[0].reason, /not yours/);
     const count = await sql().query<{ n: number }>(
@@ -281,13 +281,13 @@ describe('member joining rules', () => {
 
     // Two at once for another account: one is stored, the other names it.
     const both = await Promise.all([
-      create(spree, allowFor(service, PETIT)),
-      create(spree, allowFor(service, PETIT, { capacity_max: 500 })),
+      create(spree, allowFor(service, TRANSIT)),
+      create(spree, allowFor(service, TRANSIT, { capacity_max: 500 })),
     ]);
     assert.deepEqual(both.map((response) => response.status).sort(), [201, 400]);
     const stored = both.find((response) => response.status === 201)!;
     const refused = both.find((response) => response.status === 400)!;
-    assert.deepEqual(conflictsOf(refused), [['member-joining-rules', stored.body.id, 'accounts', PETIT]]);
+    assert.deepEqual(conflictsOf(refused), [['member-joining-rules', stored.body.id, 'accounts', TRANSIT]]);
 
     // Moving a rule onto an account that has one is the same conflict.
     const moved = await request('PATCH', `/member-joining-rules/${stored.body.id}`, {
@@ -434,7 +434,7 @@ describe('member joining rules', () => {
       assert.deepEqual(conflictsOf(denied), expected);
       const moved = await request('PATCH', `/member-joining-rules/${id}`, {
         token: spree,
-        body: { type: 'allow', consuming_account: PETIT },
+        body: { type: 'allow', consuming_account: TRANSIT },
       });
       assert.deepEqual(conflictsOf(moved), expected);
       assert.deepEqual((await rule(id)).body, created.body);
@@ -469,7 +469,7 @@ describe('member joining rules', () => {
         [],
       );
       // Another account of the public service can be denied.
-      assert.equal((await create(spree, { ...allowFor(service, PETIT), type: 'deny' })).status, 201);
+      assert.equal((await create(spree, { ...allowFor(service, TRANSIT), type: 'deny' })).status, 201);
     });
 
     it('will not raise the minimum above what a live config books', async () => {

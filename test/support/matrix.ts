@@ -122,7 +122,7 @@ export interface MatrixFixture {
   asynchronous?: boolean;
 }
 
-const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
+export const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
   Object.fromEntries(
     ACCOUNT_IDENTITIES.map((identity) => {
       const { accounts } = world;
@@ -314,7 +314,7 @@ const matrixSession = (world: World, config: string, ip: string) => ({
 });
 
 /** A private multipoint service of the owner for the sub-account, in Hamburg. */
-const matrixService = (world: World) => ({
+export const matrixService = (world: World) => ({
   type: 'mp2mp_vc' as const,
   product_offering: 'po-mp2mp-vc-ham',
   managing_account: world.accounts.owner,
@@ -379,10 +379,13 @@ function multipointOf(world: World): Promise<string> {
   return service;
 }
 
-/** An account nobody in the world acts for, for a joining rule to admit. */
+/**
+ * An account nobody in the world acts for, for a joining rule to admit: discoverable, since a rule
+ * names only accounts its owner may see.
+ */
 async function outsideMember(): Promise<string> {
   const id = `acc-matrix-m-${randomBytes(5).toString('hex')}`;
-  await stack().db.accounts.importAccount({ id, name: 'Matrix member', address });
+  await stack().db.accounts.importAccount({ id, name: 'Matrix member', address, discoverable: true });
   return id;
 }
 

@@ -51,7 +51,7 @@ describe('member joining rules', () => {
   describe('problems', () => {
     const names = (
       order: MemberJoiningRuleOrder,
-      facts: { service?: JoinableService; owner?: boolean; memberExists?: boolean } = {},
+      facts: { service?: JoinableService; owner?: boolean; memberKnown?: boolean } = {},
       concerned?: (property: string) => boolean,
     ) =>
       memberJoiningRuleProblems(
@@ -59,7 +59,7 @@ describe('member joining rules', () => {
         {
           service: 'service' in facts ? facts.service : service(),
           owner: facts.owner ?? true,
-          memberExists: facts.memberExists ?? true,
+          memberKnown: facts.memberKnown ?? true,
         },
         concerned,
       ).map((problem) => problem.name);
@@ -75,7 +75,7 @@ describe('member joining rules', () => {
       const someonesPublic = memberJoiningRuleProblems(allow(), {
         service: service({ public: true }),
         owner: false,
-        memberExists: true,
+        memberKnown: true,
       });
       assert.deepEqual(
         someonesPublic.map((p) => p.name),
@@ -85,7 +85,7 @@ describe('member joining rules', () => {
       const lan = memberJoiningRuleProblems(allow(), {
         service: service({ type: 'exchange_lan' }),
         owner: false,
-        memberExists: true,
+        memberKnown: true,
       });
       assert.deepEqual(
         lan.map((p) => p.name),
@@ -99,7 +99,7 @@ describe('member joining rules', () => {
     });
 
     it('names an existing account other than the service consumer', () => {
-      assert.deepEqual(names(allow(), { memberExists: false }), ['consuming_account']);
+      assert.deepEqual(names(allow(), { memberKnown: false }), ['consuming_account']);
       assert.deepEqual(names(allow({ consuming_account: OWNER })), ['consuming_account']);
     });
 

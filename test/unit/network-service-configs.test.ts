@@ -63,6 +63,7 @@ const facts: ConfigOrderFacts = {
     orderable_not_after: null,
   },
   assignedRoles: ['role-noc'],
+  knownAssignments: new Set(['ra-noc']),
   billingAccountCanPay: true,
   usableMacs: new Set(['mac-1']),
   actingAccounts: ['acc-a'],
@@ -103,6 +104,11 @@ describe('exchange-LAN config rules', () => {
     assert.deepEqual(names({ asns: [64511, 64511] }), ['asns']);
     assert.deepEqual(names({ macs: ['mac-2'] }), ['macs.0']);
     assert.deepEqual(names({}, { assignedRoles: [] }), ['role_assignments']);
+    assert.deepEqual(
+      names({ role_assignments: ['ra-noc', 'ra-of-another-account'] }),
+      ['role_assignments.1'],
+      "another account's assignment is as unknown as one that does not exist",
+    );
     assert.deepEqual(names({}, { billingAccountCanPay: false }), ['billing_account']);
     assert.deepEqual(
       names({ product_offering: 'po-other' }, { offering: { ...facts.offering!, id: 'po-other' } }),
