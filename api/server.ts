@@ -201,6 +201,10 @@ export async function startApi(options: {
       { name: 'expired refresh tokens', run: () => db.credentials.purgeExpiredRefreshTokens() },
       { name: 'expired idempotency keys', run: () => db.idempotencyKeys.purgeExpired() },
       { name: 'expired rate-limit counters', run: () => clearExpiredRateLimits(db.sequelize) },
+      {
+        name: 'events past their retention',
+        run: () => db.events.purgeBefore(new Date(Date.now() - config.eventRetentionSeconds * 1000)),
+      },
     ],
   });
   // Once stopping, every answer closes its connection, so that clients open their next request

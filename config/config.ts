@@ -57,6 +57,8 @@ export interface Config {
   statsSampleIntervalSeconds: number;
   /** How long delivered outbox messages are kept before they are deleted (seconds). */
   outboxRetentionSeconds: number;
+  /** How long events are kept before they are deleted (seconds). */
+  eventRetentionSeconds: number;
   /**
    * After SIGTERM, how long the API finishes requests under way and the worker its running
    * activities before they are cut off (seconds).
@@ -212,6 +214,11 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     name: 'OUTBOX_RETENTION',
     default: '7d',
     description: 'how long delivered workflow messages stay in the outbox table before they are deleted',
+  },
+  {
+    name: 'EVENT_RETENTION',
+    default: '365d',
+    description: 'how long events stay readable at GET /events before they are deleted',
   },
   {
     name: 'SHUTDOWN_TIMEOUT',
@@ -443,6 +450,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       86_400,
     ),
     outboxRetentionSeconds: parseDuration('OUTBOX_RETENTION', get('OUTBOX_RETENTION')),
+    eventRetentionSeconds: parseDuration('EVENT_RETENTION', get('EVENT_RETENTION')),
     shutdownTimeoutSeconds: parseDuration('SHUTDOWN_TIMEOUT', get('SHUTDOWN_TIMEOUT')),
     quotas: {
       ports: parseInteger('QUOTA_PORTS', get('QUOTA_PORTS'), 0, QUOTA_MAX),

@@ -18,6 +18,7 @@ import * as labCloud from './migrations/0015-lab-cloud';
 import * as outboxClaims from './migrations/0016-outbox-claims';
 import * as requestGuards from './migrations/0017-request-guards';
 import * as eventTypes from './migrations/0018-event-types';
+import * as eventRetention from './migrations/0019-event-retention';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -44,6 +45,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0016-outbox-claims', outboxClaims],
   ['0017-request-guards', requestGuards],
   ['0018-event-types', eventTypes],
+  ['0019-event-retention', eventRetention],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

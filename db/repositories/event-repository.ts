@@ -18,6 +18,14 @@ export interface StoredEvent extends Omit<NewEvent, 'type'> {
 
 export function createEventRepository({ models }: { models: Models }) {
   return {
+    /** Deletes up to 10,000 events recorded before `cutoff`, oldest first; answers how many went. */
+    async purgeBefore(cutoff: Date): Promise<number> {
+      return models.Event.destroy({
+        where: { timestamp: { [Op.lt]: cutoff } },
+        limit: 10_000,
+      });
+    },
+
     /** Appends an event inside the caller's transaction, so it exists exactly when the change does. */
     async append(event: NewEvent, transaction: Transaction): Promise<void> {
       await models.Event.create({ ...event, timestamp: new Date() }, { transaction });

@@ -72,4 +72,29 @@ describe('extensions: the event log', () => {
     const anonymous = await request('GET', '/events');
     assert.equal(anonymous.status, 401);
   });
+
+  it('deletes events past their retention and keeps the rest', async () => {
+    const { db } = stack();
+    const [{ newest }] = await db.sequelize.query<{ newest: number }>(
+      'SELECT MAX(serial) AS newest FROM events',
+      {
+        type: QueryTypes.SELECT,
+      },
+    );
+    await db.sequelize.query(
+      `INSERT INTO events (type, payload, timestamp, account) VALUES
+         ('account.updated', '{}', NOW(3) - INTERVAL 400 DAY, 'acc-retention-old'),
+         ('account.updated', '{}', NOW(3) - INTERVAL 2 DAY, 'acc-retention-recent')`,
+    );
+    assert.ok((await db.events.purgeBefore(new Date(Date.now() - 365 * 86_400_000))) >= 1);
+    const left = await db.sequelize.query<{ account: string }>(
+      `SELECT account FROM events WHERE account LIKE 'acc-retention-%' AND serial > :newest`,
+      { replacements: { newest }, type: QueryTypes.SELECT },
+    );
+    assert.deepEqual(
+      left.map((row) => row.account),
+      ['acc-retention-recent'],
+    );
+    assert.equal(stack().config.eventRetentionSeconds, 365 * 86_400);
+  });
 });
