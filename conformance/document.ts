@@ -29,6 +29,7 @@ const FAMILIES: Record<string, string> = {
   NS: 'Network services customers order',
   MJR: 'Member joining rules',
   CR: 'Change requests of point-to-point circuits (profile full)',
+  RATE: 'Rate limits (every 429 the run met)',
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -41,7 +42,8 @@ export function renderChecksDocument(checks: readonly CheckDefinition[]): string
     'Generated from the check registry by `npm run conformance:doc`; do not edit by hand.',
     '',
     `${checks.length} checks. A check applies when the server declares every operation it needs in`,
-    '`GET /implementation`; `mutate` checks run only with `--profile full`.',
+    '`GET /implementation`; `mutate` checks run only with `--profile full`. A check fails when the server',
+    'breaks a MUST of its clause and warns when it breaks a SHOULD or makes a choice the clause leaves open.',
   ];
   const families = [...new Set(checks.map((c) => c.id.split('-')[0]))];
   for (const family of families) {
