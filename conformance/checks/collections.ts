@@ -34,8 +34,11 @@ export function wholeCollection(
   return pending;
 }
 
-/** An item's identity: its id, or the serial of collections keyed by serial (events). */
-export const keyOf = (item: Item): string => String(item.id ?? item.serial);
+/**
+ * An item's identity: its id, the serial of collections keyed by serial (events), or the name of
+ * those keyed by name (extensions).
+ */
+export const keyOf = (item: Item): string => String(item.id ?? item.serial ?? item.name);
 const idsOf = (items: readonly Item[]) => items.map(keyOf);
 
 interface ListOperation {
