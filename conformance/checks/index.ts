@@ -8,6 +8,7 @@ import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
 import { DISCOVERY_CHECKS } from './discovery';
 import { ERROR_CHECKS } from './errors';
+import { IDEMPOTENCY_CHECKS } from './idempotency';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
 import { LIMIT_CHECKS } from './limits';
@@ -33,6 +34,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...CIRCUIT_READ_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
+    ...IDEMPOTENCY_CHECKS,
     ...ORDER_CHECKS,
     ...CONFIG_CHECKS,
     ...SESSION_CHECKS,
