@@ -106,16 +106,17 @@ function parse(argv: string[]) {
 }
 
 /** A whole number of at least 0 given for `option`, or undefined when it was not given. */
-function count(value: string | undefined, option: string): number | undefined {
+function count(value: string | undefined, option: string, unit = ''): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${option} takes a whole number, got ${value}`);
+  if (!/^\d+$/.test(value.trim()))
+    throw new UsageError(`${option} takes a whole number${unit}, got ${value}`);
   return Number(value);
 }
 
 /** The retry policy the options ask for (only what they set). */
 function retryOf(values: { 'max-retries'?: string; 'max-retry-wait'?: string }): Partial<RetryPolicy> {
   const maxRetries = count(values['max-retries'], '--max-retries');
-  const maxWait = count(values['max-retry-wait'], '--max-retry-wait');
+  const maxWait = count(values['max-retry-wait'], '--max-retry-wait', ' of seconds');
   return {
     ...(maxRetries === undefined ? {} : { maxRetries }),
     ...(maxWait === undefined ? {} : { maxWaitMs: maxWait * 1000 }),
