@@ -77,7 +77,8 @@ export function nextStep(
   return { waitMs };
 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 ? 1 : 0)} s`;
+const seconds = (ms: number) =>
+  ms > 0 && ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms % 1000 ? 1 : 0)} s`;
 
 /** What the suite did about a 429 it recorded: waited and sent the request again, or stopped. */
 export function throttleNote(exchange: RecordedExchange): string {

@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { LIMIT_CHECKS } from '../../conformance/checks/limits';
 import { HttpClient } from '../../conformance/http';
 import type { RecordedExchange, RunSummary } from '../../conformance/model';
+import { formatSummary } from '../../conformance/reports/console';
+import { toHtml } from '../../conformance/reports/html';
+import { toJUnitXml } from '../../conformance/reports/junit';
 import type { CheckDefinition } from '../../conformance/runner';
 import { runChecks } from '../../conformance/runner';
 import { Suite } from '../../conformance/suite';
@@ -242,6 +245,9 @@ describe('the conformance suite under rate limits', () => {
         summary.warnings.some((warning) => /throttled the suite/.test(warning)),
         summary.warnings.join(),
       );
+      const note = 'Throttled (Retry-After: 0): waited 0 s, then sent the same request again.';
+      assert.ok(toHtml(summary).includes(note), 'the HTML report shows the wait');
+      assert.match(formatSummary(summary), /Run warnings\n {2}- the server throttled the suite/);
     });
 
     it('fails a 429 that is not a problem, and warns of one without Retry-After', async () => {
@@ -257,6 +263,12 @@ describe('the conformance suite under rate limits', () => {
       );
       assert.match(rate2.findings[0].message, /carry no Retry-After/);
       assert.equal(rate1.evidence[0].response?.status, 429);
+      assert.ok(
+        toJUnitXml(summary).includes(
+          'Throttled (no Retry-After): waited 5 ms, then sent the same request again.',
+        ),
+        'the JUnit report shows the wait in the evidence of a failure',
+      );
     });
 
     it('warns of a Retry-After that is neither seconds nor a date', async () => {
