@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Credentials } from './index';
+import type { Credentials, RetryPolicy } from './index';
 import { cleanUpLedger, passed, runConformance } from './index';
 import { parseExpectedFailures } from './model';
 import { formatProgress, formatSummary } from './reports/console';
@@ -27,6 +27,9 @@ const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specif
   --expected-failures FILE
                        check ids (one a line, # comments) known to fail: they do not fail the run,
                        but one that stops failing does
+  --max-retries N      how often a request answered 429 is sent again after waiting (default 3; 0 never)
+  --max-retry-wait S   the longest wait for one retry in seconds (default 60): a 429 whose Retry-After
+                       asks for more ends the retries, and the check that sent it is INCONCLUSIVE
 
 Exit code: 0 when no check failed or timed out, 1 otherwise, 2 for a usage error.`;
 
@@ -91,6 +94,8 @@ function parse(argv: string[]) {
         only: { type: 'string' },
         skip: { type: 'string' },
         'expected-failures': { type: 'string' },
+        'max-retries': { type: 'string' },
+        'max-retry-wait': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -98,6 +103,24 @@ function parse(argv: string[]) {
     // Unknown options, missing values and the like: parseArgs says which.
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+}
+
+/** A whole number of at least 0 given for `option`, or undefined when it was not given. */
+function count(value: string | undefined, option: string, unit = ''): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim()))
+    throw new UsageError(`${option} takes a whole number${unit}, got ${value}`);
+  return Number(value);
+}
+
+/** The retry policy the options ask for (only what they set). */
+function retryOf(values: { 'max-retries'?: string; 'max-retry-wait'?: string }): Partial<RetryPolicy> {
+  const maxRetries = count(values['max-retries'], '--max-retries');
+  const maxWait = count(values['max-retry-wait'], '--max-retry-wait', ' of seconds');
+  return {
+    ...(maxRetries === undefined ? {} : { maxRetries }),
+    ...(maxWait === undefined ? {} : { maxWaitMs: maxWait * 1000 }),
+  };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -113,9 +136,10 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError(`--base-url must be an http(s) URL, got ${baseUrl}`);
   const credentials = readCredentials(values.credentials);
   const ledgerFile = values.ledger ?? 'ixapi-conformance-ledger.jsonl';
+  const retry = retryOf(values);
 
   if (positionals[0] === 'cleanup') {
-    const left = await cleanUpLedger({ baseUrl, credentials, ledgerFile });
+    const left = await cleanUpLedger({ baseUrl, credentials, ledgerFile, retry });
     process.stdout.write(
       left ? `${left} resource(s) could not be removed; see ${ledgerFile}\n` : 'nothing left behind\n',
     );
@@ -136,6 +160,7 @@ export async function main(argv: string[]): Promise<number> {
     only: list(values.only),
     skip: list(values.skip),
     expectedFailures,
+    retry,
     ledgerFile: values.profile === 'full' ? ledgerFile : undefined,
     onResult: (result, index, total) =>
       process.stdout.write(`${formatProgress(result, index, total, { colour })}\n`),

@@ -22,6 +22,7 @@ const FAMILIES: Record<string, string> = {
   LOA: 'Letters of authorisation',
   PRES: 'Port reservations',
   LIFE: 'Lifecycles (profile full)',
+  IDEM: 'Retrying writes with Idempotency-Key (where GET /extensions announces idempotency-key)',
   CONN: 'Connections (profile full)',
   NSC: 'Network service configs, their addresses and MACs (profile full)',
   NFC: 'Route-server sessions (profile full)',
@@ -29,6 +30,7 @@ const FAMILIES: Record<string, string> = {
   NS: 'Network services customers order',
   MJR: 'Member joining rules',
   CR: 'Change requests of point-to-point circuits (profile full)',
+  RATE: 'Rate limits (every 429 the run met)',
 };
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -41,7 +43,9 @@ export function renderChecksDocument(checks: readonly CheckDefinition[]): string
     'Generated from the check registry by `npm run conformance:doc`; do not edit by hand.',
     '',
     `${checks.length} checks. A check applies when the server declares every operation it needs in`,
-    '`GET /implementation`; `mutate` checks run only with `--profile full`.',
+    '`GET /implementation` (the `IDEM-` checks also need `idempotency-key` among the extensions of',
+    '`GET /extensions`); `mutate` checks run only with `--profile full`. A check fails when the server',
+    'breaks a MUST of its clause and warns when it breaks a SHOULD or makes a choice the clause leaves open.',
   ];
   const families = [...new Set(checks.map((c) => c.id.split('-')[0]))];
   for (const family of families) {

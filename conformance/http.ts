@@ -1,4 +1,6 @@
 import type { RecordedExchange } from './model';
+import type { RetryPolicy, Throttle } from './throttling';
+import { DEFAULT_RETRY_POLICY, nextStep, Throttled } from './throttling';
 
 export interface HttpRequest {
   method: string;
@@ -72,19 +74,72 @@ function excerpt(body: unknown): unknown {
   return body;
 }
 
-/** An HTTP client bound to one server that records every exchange for the report. */
+export interface HttpClientOptions {
+  timeoutMs?: number;
+  /** How 429 answers are waited out; see `RetryPolicy`. */
+  retry?: Partial<RetryPolicy>;
+  /** How the client waits (tests replace it to keep time still). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * An HTTP client bound to one server that records every exchange for the report. A 429 is waited
+ * out as its Retry-After asks and the same request sent again (within the retry policy); the 429
+ * is recorded with the wait and kept in `throttles`, and the caller only sees the answer to the
+ * retry. A request still throttled when the policy is spent raises `Throttled`.
+ */
 export class HttpClient {
+  readonly policy: RetryPolicy;
+  /** Every 429 this client was answered, in order. */
+  readonly throttles: Throttle[] = [];
+  private readonly timeoutMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
   constructor(
     readonly baseUrl: string,
     private readonly sensitive: ReadonlySet<string>,
-    private readonly timeoutMs = 30_000,
-  ) {}
+    options: HttpClientOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
 
   url(path: string): string {
     return /^https?:\/\//.test(path) ? path : `${this.baseUrl.replace(/\/$/, '')}${path}`;
   }
 
   async send(request: HttpRequest, record?: (exchange: RecordedExchange) => void): Promise<HttpResponse> {
+    for (let attempt = 0; ; attempt += 1) {
+      const { response, exchange } = await this.once(request, record);
+      if (response.status !== 429) {
+        record?.(exchange);
+        return response;
+      }
+      const step = nextStep(this.policy, attempt, response.headers['retry-after']);
+      const waitMs = 'waitMs' in step ? step.waitMs : 0;
+      exchange.throttled = {
+        retryAfter: response.headers['retry-after'] ?? null,
+        waitMs,
+        retried: 'waitMs' in step,
+        ...('giveUp' in step ? { reason: step.giveUp } : {}),
+      };
+      this.throttles.push({ response, exchange, waitedMs: waitMs, retried: 'waitMs' in step });
+      record?.(exchange);
+      if ('giveUp' in step)
+        throw new Throttled(response, `${request.method} ${exchange.request.url}: ${step.giveUp}`);
+      await this.sleep(waitMs);
+    }
+  }
+
+  /**
+   * Sends the request once. The exchange of an answer goes back to `send`, which records it once it
+   * knows whether it waits and retries; one that failed is recorded here.
+   */
+  private async once(
+    request: HttpRequest,
+    record: ((exchange: RecordedExchange) => void) | undefined,
+  ): Promise<{ response: HttpResponse; exchange: RecordedExchange }> {
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     let body = request.rawBody;
     if (body === undefined && request.body !== undefined) {
@@ -135,13 +190,16 @@ export class HttpClient {
               ? describeBytes(bytes, contentType)
               : text.slice(0, 500),
       };
-      return { status: response.status, headers: responseHeaders, text, bytes, body: parsed, url };
+      exchange.durationMs = Date.now() - started;
+      return {
+        response: { status: response.status, headers: responseHeaders, text, bytes, body: parsed, url },
+        exchange,
+      };
     } catch (error) {
       exchange.error = error instanceof Error ? error.message : String(error);
-      throw error;
-    } finally {
       exchange.durationMs = Date.now() - started;
       record?.(exchange);
+      throw error;
     }
   }
 }

@@ -6,10 +6,12 @@ import { expectationsOf, runPassed } from './model';
 import type { CheckDefinition } from './runner';
 import { CheckContext, runChecks } from './runner';
 import type { Credentials } from './suite';
+import type { RetryPolicy } from './throttling';
 import { Suite } from './suite';
 
 export type { CheckResult, Outcome, Profile, RunSummary } from './model';
 export type { Credentials } from './suite';
+export type { RetryPolicy } from './throttling';
 export { allChecks, uncoveredOperations } from './checks';
 
 export interface ConformanceOptions {
@@ -19,6 +21,8 @@ export interface ConformanceOptions {
   only?: string[];
   skip?: string[];
   ledgerFile?: string;
+  /** How the server's 429s are waited out (default: up to 3 retries, no single wait over 60 s). */
+  retry?: Partial<RetryPolicy>;
   /** Check ids known to fail; see `Expectations`. */
   expectedFailures?: string[];
   onResult?: (result: CheckResult, index: number, total: number) => void;
@@ -33,6 +37,7 @@ export async function runConformance(options: ConformanceOptions): Promise<RunSu
     profile: options.profile ?? 'read',
     document,
     ledgerFile: options.ledgerFile,
+    retry: options.retry,
   });
   const summary = await runChecks(suite, allChecks(document), {
     profile: options.profile ?? 'read',
@@ -54,6 +59,7 @@ export async function cleanUpLedger(options: {
   baseUrl: string;
   credentials: Credentials;
   ledgerFile: string;
+  retry?: Partial<RetryPolicy>;
 }): Promise<number> {
   const document = loadSpec();
   const suite = new Suite({ ...options, profile: 'full', document });

@@ -24,6 +24,11 @@ export interface RecordedExchange {
   response?: { status: number; headers: Record<string, string>; body?: unknown };
   error?: string;
   durationMs: number;
+  /**
+   * Set on a 429 answer: the Retry-After it carried, how long the suite waited before sending the
+   * same request again (`retried`), or why it did not (`reason`).
+   */
+  throttled?: { retryAfter: string | null; waitMs: number; retried: boolean; reason?: string };
 }
 
 export interface Finding {

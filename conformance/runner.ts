@@ -3,6 +3,7 @@ import type { CheckResult, Finding, Outcome, Profile, RecordedExchange, RunSumma
 import { OUTCOMES } from './model';
 import type { Role, Session, Suite } from './suite';
 import { Verdict } from './suite';
+import { Throttled, throttlingWarning } from './throttling';
 
 /** One check: a clause of IX-API and how to find out whether a server keeps it. */
 export interface CheckDefinition {
@@ -27,6 +28,8 @@ const DEFAULT_DEADLINE_MS = 60_000;
 export class CheckContext {
   readonly findings: Finding[] = [];
   readonly evidence: RecordedExchange[] = [];
+  /** How long the check waited out the server's 429s; its deadline does not count that time. */
+  throttledMs = 0;
 
   constructor(
     readonly suite: Suite,
@@ -35,6 +38,7 @@ export class CheckContext {
 
   private readonly record = (exchange: RecordedExchange) => {
     this.evidence.push(exchange);
+    if (exchange.throttled?.retried) this.throttledMs += exchange.throttled.waitMs;
   };
 
   /** A MUST: a broken one fails the check. */
@@ -160,26 +164,39 @@ export async function runCheck(
     return result('NOT_APPLICABLE', `the server does not declare ${undeclared.join(', ')}`);
   }
   let timer: NodeJS.Timeout | undefined;
+  const deadlineMs = definition.deadlineMs ?? DEFAULT_DEADLINE_MS;
   try {
     await Promise.race([
       definition.run(t),
       new Promise((_, reject) => {
-        timer = setTimeout(
-          () => reject(new DeadlineExceeded()),
-          definition.deadlineMs ?? DEFAULT_DEADLINE_MS,
-        );
+        // Time spent waiting out 429s is the server's, not the check's: the deadline moves by it.
+        let credited = 0;
+        const arm = (ms: number) => {
+          timer = setTimeout(() => {
+            const owed = t.throttledMs - credited;
+            credited = t.throttledMs;
+            if (owed > 0) arm(owed);
+            else reject(new DeadlineExceeded());
+          }, ms);
+        };
+        arm(deadlineMs);
       }),
     ]);
     return result(outcomeOf(t.findings));
   } catch (error) {
+    const failed = t.findings.some((f) => f.severity === 'must');
     if (error instanceof Verdict) {
       // A failure already found stands, whatever stopped the check afterwards.
-      return t.findings.some((f) => f.severity === 'must')
-        ? result('FAIL', error.message)
-        : result(error.outcome, error.message);
+      return failed ? result('FAIL', error.message) : result(error.outcome, error.message);
+    }
+    if (error instanceof Throttled) {
+      // A server enforcing its limits is not wrong; the check just could not finish judging it.
+      const reason = `the server throttled the check: ${error.message}`;
+      return failed ? result('FAIL', reason) : result('INCONCLUSIVE', reason);
     }
     if (error instanceof DeadlineExceeded) {
-      return result('TIMEOUT', `no answer within ${definition.deadlineMs ?? DEFAULT_DEADLINE_MS} ms`);
+      const waited = t.throttledMs ? ` (plus ${t.throttledMs} ms waiting out 429s)` : '';
+      return result('TIMEOUT', `no answer within ${deadlineMs} ms${waited}`);
     }
     t.findings.push({
       severity: 'must',
@@ -225,6 +242,8 @@ export async function runChecks(
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const result of results) counts[result.outcome] += 1;
   const warnings = [...suite.warnings];
+  const throttled = throttlingWarning(suite.http.throttles);
+  if (throttled) warnings.push(throttled);
   if (
     results.length &&
     results.every((r) => r.outcome === 'INCONCLUSIVE' || r.outcome === 'NOT_APPLICABLE')

@@ -10,6 +10,7 @@ import type { HttpRequest, HttpResponse } from './http';
 import { HttpClient } from './http';
 import { Ledger } from './ledger';
 import type { Profile, RecordedExchange } from './model';
+import type { RetryPolicy } from './throttling';
 
 /** The accounts the suite acts as. `secondary` must be unrelated to `primary`. */
 export interface Credentials {
@@ -75,6 +76,8 @@ export class Suite {
       document: OpenApiDocument;
       /** Where a mutating run writes down what it creates. */
       ledgerFile?: string;
+      /** How the server's 429s are waited out. */
+      retry?: Partial<RetryPolicy>;
     },
   ) {
     this.ledger = new Ledger(options.ledgerFile);
@@ -87,7 +90,7 @@ export class Suite {
     );
     this.sensitive = sensitivePropertiesOf(options.document);
     // Evidence stays redacted by the current revision's marks whatever revision is judged.
-    this.http = new HttpClient(options.baseUrl, this.sensitive);
+    this.http = new HttpClient(options.baseUrl, this.sensitive, { retry: options.retry });
     this.judgedDocument = options.document;
   }
 

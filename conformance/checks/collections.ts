@@ -35,11 +35,10 @@ export function wholeCollection(
 }
 
 /**
- * An item's identity: its id, the serial of collections keyed by serial (events), or, for lists of
- * items without either (extensions), the item itself.
+ * An item's identity: its id, the serial of collections keyed by serial (events), or the name of
+ * those keyed by name (extensions).
  */
-export const keyOf = (item: Item): string =>
-  item.id !== undefined || item.serial !== undefined ? String(item.id ?? item.serial) : JSON.stringify(item);
+export const keyOf = (item: Item): string => String(item.id ?? item.serial ?? item.name);
 const idsOf = (items: readonly Item[]) => items.map(keyOf);
 
 interface ListOperation {

@@ -8,14 +8,19 @@ import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
 import { DISCOVERY_CHECKS } from './discovery';
 import { ERROR_CHECKS } from './errors';
+import { IDEMPOTENCY_CHECKS } from './idempotency';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
+import { LIMIT_CHECKS } from './limits';
 import { ORDER_CHECKS } from './orders';
 import { SESSION_CHECKS } from './sessions';
 import { STATISTICS_CHECKS } from './statistics';
 import { statusChecks } from './statuses';
 
-/** The registry: every check, in the order a run takes them (discovery first, mutations last). */
+/**
+ * The registry: every check, in the order a run takes them (discovery first, mutations last, then
+ * the rate limits the whole run met).
+ */
 export function allChecks(document: OpenApiDocument): CheckDefinition[] {
   const checks = [
     ...DISCOVERY_CHECKS,
@@ -29,10 +34,13 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...CIRCUIT_READ_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
+    ...IDEMPOTENCY_CHECKS,
     ...ORDER_CHECKS,
     ...CONFIG_CHECKS,
     ...SESSION_CHECKS,
     ...CIRCUIT_CHECKS,
+    // Last: they judge every 429 the run met.
+    ...LIMIT_CHECKS,
   ];
   const ids = new Set<string>();
   for (const check of checks) {

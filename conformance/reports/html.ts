@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckResult, Finding, Outcome, RecordedExchange, RunSummary } from '../model';
 import { OUTCOMES, revisionLabel } from '../model';
+import { throttleNote } from '../throttling';
 
 const ENTITIES: Record<string, string> = {
   '&': '&amp;',
@@ -95,11 +96,13 @@ function exchangeBlock(exchange: RecordedExchange, index: number): string {
       `<h5>Headers</h5>${headersTable(response.headers)}<h5>Body</h5>${bodyBlock(response.body)}`
     : '<p class="none">No response.</p>';
   const error = exchange.error ? `<p class="error">Error: ${esc(exchange.error)}</p>` : '';
+  const throttled = exchange.throttled ? `<p class="throttled">${esc(throttleNote(exchange))}</p>` : '';
   return [
     '<details class="exchange">',
     `<summary><span class="n">${index + 1}.</span> <code class="method">${esc(request.method)}</code> ` +
       `<code class="url">${esc(request.url)}</code> ${status} <span class="time">${esc(duration(exchange.durationMs))}</span></summary>`,
     error,
+    throttled,
     '<div class="pair">',
     `<section><h4>Request</h4><h5>Headers</h5>${headersTable(request.headers)}<h5>Body</h5>${bodyBlock(request.body)}</section>`,
     `<section><h4>Response</h4>${answer}</section>`,
@@ -224,6 +227,7 @@ details.check[open] > summary { background: var(--panel); }
 .error { color: var(--FAIL); }
 details.exchange { margin: 0.4rem 0; border: 1px solid var(--line); border-radius: 6px; padding: 0.3rem 0.6rem; }
 details.exchange > summary { cursor: pointer; overflow-wrap: anywhere; }
+.throttled { border-left: 3px solid var(--WARN); padding-left: 0.5rem; }
 .method { font-weight: 700; }
 .status { font-weight: 700; }
 .status.s2 { color: var(--PASS); }

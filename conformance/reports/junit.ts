@@ -1,5 +1,6 @@
 import type { CheckResult, RecordedExchange, RunSummary } from '../model';
 import { revisionLabel } from '../model';
+import { throttleNote } from '../throttling';
 
 const SUITE_NAME = 'ixapi-conformance';
 
@@ -48,7 +49,8 @@ function exchangeLine(exchange: RecordedExchange): string {
   const answer = exchange.response
     ? String(exchange.response.status)
     : `no response${exchange.error ? ` (${exchange.error})` : ''}`;
-  return `${exchange.request.method} ${exchange.request.url} -> ${answer} (${Math.round(exchange.durationMs)} ms)`;
+  const line = `${exchange.request.method} ${exchange.request.url} -> ${answer} (${Math.round(exchange.durationMs)} ms)`;
+  return exchange.throttled ? `${line} ${throttleNote(exchange)}` : line;
 }
 
 /** The plain-text body of a failure or a warning: reason, findings, then the requests made. */

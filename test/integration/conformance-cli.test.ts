@@ -45,6 +45,10 @@ describe('the conformance CLI', function () {
       credentialsFile,
       '--only',
       'DISC-,AUTH-,PAG-facilities_list',
+      '--max-retries',
+      '2',
+      '--max-retry-wait',
+      '30',
       ...Object.entries(files).flatMap(([kind, file]) => [`--${kind}`, path.join(dir, file)]),
     ]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
@@ -130,6 +134,26 @@ describe('the conformance CLI', function () {
     ]);
     assert.equal(unreadable.code, 2);
     assert.match(unreadable.stderr, /cannot read credentials/);
+    const retries = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      credentialsFile,
+      '--max-retries',
+      'many',
+    ]);
+    assert.equal(retries.code, 2);
+    assert.match(retries.stderr, /--max-retries takes a whole number, got many/);
+    const wait = await cli([
+      '--base-url',
+      stack().baseUrl,
+      '--credentials',
+      credentialsFile,
+      '--max-retry-wait',
+      '1.5',
+    ]);
+    assert.equal(wait.code, 2);
+    assert.match(wait.stderr, /--max-retry-wait takes a whole number of seconds, got 1\.5/);
     const unknown = await cli(['--base-url', stack().baseUrl, '--credentials', credentialsFile, '--colour']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--colour/);

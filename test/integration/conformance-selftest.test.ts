@@ -11,9 +11,16 @@ import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults'
 import type { Fault } from '../../conformance/selftest/faults';
 import { FAULTS as GENERAL_FAULTS } from '../../conformance/selftest/faults';
 import type { ProxiedRequest } from '../../conformance/selftest/messages';
-import { pathnameOf, problemResponse, readJson, withJson } from '../../conformance/selftest/messages';
+import {
+  pathnameOf,
+  problemResponse,
+  readJson,
+  withHeaders,
+  withJson,
+} from '../../conformance/selftest/messages';
 import type { FaultProxy } from '../../conformance/selftest/proxy';
 import { startFaultProxy } from '../../conformance/selftest/proxy';
+import { RETRY_FAULTS } from '../../conformance/selftest/retry-faults';
 import { SESSION_FAULTS } from '../../conformance/selftest/session-faults';
 import { ensureConnectionsOf, ensureLiveConnectionOf } from '../support/connections';
 import { stack } from '../support/stack';
@@ -41,7 +48,7 @@ const PRIMARY = 'acc-transit-partners';
 
 /**
  * Faults in any collection, in connections and port reservations, in network service configs, in
- * route-server sessions and statistics, and in virtual circuits.
+ * route-server sessions and statistics, in virtual circuits, and in rate limits and retried writes.
  */
 const FAULTS: readonly Fault[] = [
   ...GENERAL_FAULTS,
@@ -49,6 +56,7 @@ const FAULTS: readonly Fault[] = [
   ...CONFIG_FAULTS,
   ...SESSION_FAULTS,
   ...CIRCUIT_FAULTS,
+  ...RETRY_FAULTS,
 ];
 
 const run = (proxy: FaultProxy, full?: { only: readonly string[] }) =>
@@ -296,6 +304,64 @@ describe('conformance suite: applicability and revisions', function () {
       assert.equal(result.outcome, 'NOT_APPLICABLE', `${id}: ${describeResult(result)}`);
     }
     assert.ok(summary.counts.NOT_APPLICABLE > summary.counts.PASS);
+  });
+
+  it('judges the retries of a throttled run, fails nothing for it and says the run was throttled', async () => {
+    let count = 0;
+    proxy.setFault({
+      id: 'throttled',
+      description: 'every 40th request, four times, is answered 429 with Retry-After: 1',
+      reset: () => {
+        count = 0;
+      },
+      request(req) {
+        count += 1;
+        if (count % 40 || count > 160) return req;
+        return withHeaders(problemResponse(429, 'too-many-requests', 'Slow down.'), { 'retry-after': '1' });
+      },
+    });
+    const summary = await run(proxy);
+    assert.deepEqual(failing(summary).map(describeResult), []);
+    for (const id of ['RATE-001', 'RATE-002'])
+      assert.equal(summary.results.find((r) => r.id === id)?.outcome, 'PASS', id);
+    assert.ok(
+      summary.warnings.some((w) => /throttled the suite: 4 answer\(s\) 429/.test(w)),
+      summary.warnings.join('\n'),
+    );
+    // Each wait is in the evidence of the check that met it (RATE- checks show them again).
+    const waited = summary.results
+      .filter((r) => !r.id.startsWith('RATE-'))
+      .flatMap((r) => r.evidence)
+      .filter((e) => e.throttled?.retried);
+    assert.equal(waited.length, 4);
+  });
+
+  it('reports the IDEM- checks NOT_APPLICABLE where GET /extensions does not announce idempotency-key', async () => {
+    proxy.setFault({
+      id: 'no-idempotency-extension',
+      description: 'GET /extensions lists no idempotency-key',
+      response(res, req) {
+        const body = readJson(res);
+        if (req.method !== 'GET' || !pathnameOf(req).endsWith('/extensions') || !Array.isArray(body))
+          return res;
+        return withJson(
+          res,
+          body.filter((entry: { name?: unknown }) => entry.name !== 'idempotency-key'),
+        );
+      },
+    });
+    const summary = await runConformance({
+      baseUrl: proxy.url,
+      profile: 'full',
+      only: ['IDEM-'],
+      ledgerFile: path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-selftest-')), 'ledger.jsonl'),
+      credentials: { primary: credentialsOf(PRIMARY) },
+    });
+    assert.equal(summary.results.length, 5);
+    for (const result of summary.results) {
+      assert.equal(result.outcome, 'NOT_APPLICABLE', describeResult(result));
+      assert.match(result.reason ?? '', /announces no extension named idempotency-key/);
+    }
   });
 
   it('judges a server that claims the older revision by the older schemas, and says so', async () => {

@@ -17,6 +17,8 @@ export interface Step {
   path: string;
   body?: unknown;
   second?: boolean;
+  /** Further request headers (an Idempotency-Key, say). */
+  headers?: Record<string, string>;
 }
 
 export interface Answer {
@@ -31,7 +33,7 @@ export interface FakeExchange {
 }
 
 async function call(origin: string, step: Step): Promise<Answer> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...step.headers };
   if (step.body !== undefined) headers['content-type'] = 'application/json';
   if (step.second) headers.authorization = SECOND;
   const response = await fetch(`${origin}${SCRIPT_BASE}${step.path}`, {
