@@ -243,7 +243,8 @@ describe('collection semantics beyond equality', () => {
     assert.ok(devices.body.every((d: { pop: string }) => amsPops.has(d.pop)));
     assert.ok(devices.body.length < (await list('/devices')).body.length);
 
-    const services = await list('/network-services', 'pop=pop-ham-1');
+    // Exchange LANs by their metro area network (circuits at a PoP are offered there, see network-services).
+    const services = await list('/network-services', 'pop=pop-ham-1&type=exchange_lan');
     assert.deepEqual(
       services.body.map((n: { metro_area_network: string }) => n.metro_area_network),
       ['man-ham'],

@@ -100,8 +100,14 @@ describe('traffic statistics', function () {
 
   it('shows a connection carrying what its ports carry, over a window the client names', async () => {
     const { newest } = await samplesOf([connection.id, ...connection.ports]);
+    // The window begins once the connection carried traffic: its ports may have served an earlier
+    // connection just before, whose traffic and quiet spell the connection never carried.
+    const [{ first }] = await stack().db.sequelize.query<{ first: Date }>(
+      'SELECT MIN(sampled_at) AS first FROM traffic_samples WHERE subject_id = :id',
+      { replacements: { id: connection.id }, type: QueryTypes.SELECT },
+    );
     const end = newest!.toISOString();
-    const start = new Date(newest!.getTime() - 60_000).toISOString();
+    const start = new Date(Math.max(newest!.getTime() - 60_000, new Date(first).getTime())).toISOString();
     const custom = async (path: string): Promise<Record<string, number | string>> => {
       const response = await request(
         'GET',
