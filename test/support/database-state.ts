@@ -1,4 +1,5 @@
 import { QueryTypes } from 'sequelize';
+import { serviceWorkflowId } from '../../db/repositories/network-service-repository';
 import { settleConnections } from './connections';
 import { stack } from './stack';
 import { eventually } from './wait';
@@ -99,25 +100,38 @@ async function settleFeatureConfigs(): Promise<void> {
   );
 }
 
+/** Whether a workflow is running (a resource made straight in the database has none). */
+async function running(workflowId: string): Promise<boolean> {
+  try {
+    const description = await stack().temporal.client.workflow.getHandle(workflowId).describe();
+    return description.status.name === 'RUNNING';
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Waits until every service ordered has been set up and every one whose ends are all there has
- * gone to production (its workflow looks at its configs again only now and then).
+ * Waits until every service whose workflow runs has been set up, and every one whose ends are all
+ * there has gone to production (its workflow looks at its configs again only now and then).
  */
 async function settleNetworkServices(): Promise<void> {
   const { db } = stack();
   await eventually(
     'network services coming to rest',
     async () => {
-      const rows = await db.sequelize.query<{ id: string; state: string }>(
-        `SELECT id, state FROM network_services
+      const rows = await db.sequelize.query<{ id: string; state: string; type: string }>(
+        `SELECT id, state, type FROM network_services
           WHERE type <> 'exchange_lan' AND state IN ('requested', 'allocated', 'testing')`,
         { type: QueryTypes.SELECT },
       );
+      const moving: string[] = [];
       for (const row of rows) {
-        if (row.state === 'requested') return undefined;
-        const agenda = await db.networkServices.agenda(row.id);
-        if (agenda && agenda.missing.length === 0) return undefined;
+        const agenda = row.state === 'requested' ? undefined : await db.networkServices.agenda(row.id);
+        const due = row.state === 'requested' || (agenda !== undefined && agenda.missing.length === 0);
+        if (due && (await running(serviceWorkflowId(row.id))))
+          moving.push(`${row.id} (${row.type}, ${row.state})`);
       }
+      if (moving.length) throw new Error(`still moving: ${moving.join(', ')}`);
       return true;
     },
     90_000,
