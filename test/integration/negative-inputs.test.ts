@@ -20,7 +20,7 @@ import { SchemaReader } from '../support/negative/schema-values';
 import type { CampaignWorld } from '../support/negative/targets';
 import { createCampaignWorld } from '../support/negative/targets';
 import { createTransport } from '../support/negative/transport';
-import { toWire } from '../support/negative/wire';
+import { asCurl, toWire } from '../support/negative/wire';
 import { ACCOUNT_IDENTITIES, REJECTED_IDENTITIES } from '../support/matrix';
 import { stack } from '../support/stack';
 
@@ -84,6 +84,12 @@ describe('negative inputs: nothing a client sends makes the server fail or chang
       concurrency: CONCURRENCY,
       judge: createJudge(createAjv(document), reader, operations, campaign),
       send: (request) => transport.send(request),
+      trace: ONLY
+        ? (request, response, reasons) =>
+            console.log(
+              `      #${request.index} (${request.identity}; ${reasons.join('; ') || 'a read'}):\n${asCurl(request, stack().baseUrl).replace(/^/gm, '        ')}\n        → ${response.status} ${response.text.slice(0, 300)}`,
+            )
+        : undefined,
       draft: (i) => {
         const index = chosen[i];
         const draft = draftAt(index);

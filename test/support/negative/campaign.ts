@@ -5,7 +5,7 @@ import { KNOWN_ELSEWHERE, knownAs } from './known-findings';
 import { queryLenience } from './lenience';
 import type { Draft } from './drafts';
 import type { WireRequest } from './wire';
-import { describe } from './wire';
+import { asCurl } from './wire';
 
 /** Something a request showed that must not be: a server error, an answer off the contract, a write let through. */
 export interface Finding {
@@ -87,6 +87,8 @@ export async function runCampaign(options: {
   draft: (index: number) => { request: WireRequest; fallback: Draft['fallback'] };
   judge: Judge;
   send: (request: WireRequest) => Promise<HttpResponse>;
+  /** Told of every request and its answer (for replaying a few with NEGATIVE_ONLY). */
+  trace?: (request: WireRequest, response: HttpResponse, reasons: string[]) => void;
 }): Promise<{ tally: Tally; findings: Finding[]; freshKeys: string[] }> {
   const tally = new Tally();
   const findings: Finding[] = [];
@@ -104,7 +106,7 @@ export async function runCampaign(options: {
         ({ reasons, lenience } = options.judge.judge(request));
       }
       if (write && !reasons.length)
-        throw new Error(`request ${index} is a write with no certain refusal:\n${describe(request, '')}`);
+        throw new Error(`request ${index} is a write with no certain refusal:\n${asCurl(request, '')}`);
       if (request.freshKey) freshKeys.push(request.freshKey);
       let response: HttpResponse;
       try {
@@ -115,6 +117,7 @@ export async function runCampaign(options: {
         continue;
       }
       tally.count(request, response.status, reasons);
+      options.trace?.(request, response, reasons);
       const finding = (kind: Finding['kind'], detail: string) =>
         findings.push({ kind, request, status: response.status, detail, reasons });
       if (response.status >= 500) finding('server error', response.text.slice(0, 300));
@@ -148,7 +151,7 @@ export function summarise(findings: readonly Finding[], baseUrl: string, seed: n
   return [...groups.entries()]
     .map(
       ([key, { count, first }]) =>
-        `${count} × ${key}\n  request #${first.request.index} (NEGATIVE_SEED=${seed} NEGATIVE_ONLY=${first.request.index}), identity ${first.request.identity}, body from ${first.request.bodyFrom ?? 'none'}, refused because: ${first.reasons.join('; ') || '(a read)'}\n${describe(
+        `${count} × ${key}\n  request #${first.request.index} (NEGATIVE_SEED=${seed} NEGATIVE_ONLY=${first.request.index}), identity ${first.request.identity}, body from ${first.request.bodyFrom ?? 'none'}, refused because: ${first.reasons.join('; ') || '(a read)'}\n${asCurl(
           first.request,
           baseUrl,
         )
@@ -173,7 +176,7 @@ export function knownReport(findings: readonly Finding[], baseUrl: string, seed:
     }
     lines.push(
       `    e.g. request #${first.request.index} (NEGATIVE_SEED=${seed} NEGATIVE_ONLY=${first.request.index}) → ${first.status}: ${first.detail.slice(0, 160)}`,
-      ...describe(first.request, baseUrl)
+      ...asCurl(first.request, baseUrl)
         .split('\n')
         .map((line) => `      ${line}`),
     );

@@ -50,8 +50,6 @@ export interface CampaignWorld {
   managerOf: Map<string, string | null>;
   /** Bodies the managing side could send (so never sent as they are by one who may change). */
   validBodies: Map<string, Array<Record<string, unknown>>>;
-  /** API keys that exist, to be sent with a secret that is not theirs. */
-  apiKeys: string[];
 }
 
 /**
@@ -108,12 +106,12 @@ export async function createCampaignWorld(): Promise<CampaignWorld> {
   const validBodies = new Map<string, Array<Record<string, unknown>>>();
   const add = (key: string, body: Record<string, unknown>) =>
     validBodies.set(key, [...(validBodies.get(key) ?? []), body]);
-  const made = new Set<string>();
+  const made: Array<{ family: string; id: string }> = [];
   for (const [family, entry] of Object.entries(MATRIX_FIXTURES)) {
     for (const fixture of Array.isArray(entry) ? entry : [entry]) {
       if (fixture.kind !== 'subject' || !fixture.setup || family === 'events') continue;
       const subject = await fixture.setup(world);
-      made.add(subject.id);
+      made.push({ family, id: subject.id });
       for (const [slot, method, path] of BODY_SLOTS) {
         const key = `${method} ${path(family)}`;
         if (slot === 'create' && fixture.createBody) add(key, await fixture.createBody(world));
@@ -125,7 +123,8 @@ export async function createCampaignWorld(): Promise<CampaignWorld> {
   const actsFor = {} as Record<AccountIdentity, ReadonlySet<string>>;
   for (const identity of ACCOUNT_IDENTITIES)
     actsFor[identity] = new Set(await accountsActingFor(stack().db.sequelize, world.accounts[identity]));
-  const worldAccounts = new Set(Object.values(world.accounts));
+  const inWorld = (account: string | null) =>
+    account !== null && ACCOUNT_IDENTITIES.some((identity) => actsFor[identity].has(account));
   const targets: Target[] = [];
   const existing = new Map<string, Set<string>>();
   const managerOf = new Map<string, string | null>();
@@ -134,13 +133,16 @@ export async function createCampaignWorld(): Promise<CampaignWorld> {
     existing.set(family, new Set(rows.map((row) => row.id)));
     if (family === 'contacts' || family === 'connections')
       for (const row of rows) managerOf.set(row.id, row.manager);
-    // The world's own resources, and a few of everybody else's.
-    const ours = rows.filter(
-      (row) =>
-        made.has(row.id) || worldAccounts.has(row.id) || (row.manager && worldAccounts.has(row.manager)),
-    );
-    const others = rows.filter((row) => !ours.includes(row)).slice(0, 3);
-    for (const row of [...ours, ...others]) {
+    // In an order that does not depend on the world's random names, so that a seed drafts the same
+    // requests in every run of the file: the matrix's subjects as they were made, the world's
+    // accounts, then the first few (by id) of everybody else's, which the seed named.
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const ours = [
+      ...made.filter((subject) => subject.family === family).map((subject) => subject.id),
+      ...(family === 'accounts' ? ACCOUNT_IDENTITIES.map((identity) => world.accounts[identity]) : []),
+    ];
+    const others = rows.filter((row) => !ours.includes(row.id) && !inWorld(row.manager)).slice(0, 3);
+    for (const row of [...ours.map((id) => byId.get(id)!), ...others]) {
       const changers = new Set(
         ACCOUNT_IDENTITIES.filter((identity) =>
           [row.manager, row.member].some((account) => account !== null && actsFor[identity].has(account)),
@@ -149,12 +151,7 @@ export async function createCampaignWorld(): Promise<CampaignWorld> {
       targets.push({ family, id: row.id, changers, ...(row.type ? { type: row.type } : {}) });
     }
   }
-  const keys = await stack().db.sequelize.query<{ api_key: string }>(
-    'SELECT api_key FROM api_keys ORDER BY api_key LIMIT 3',
-    {
-      type: QueryTypes.SELECT,
-    },
-  );
+  // Logins with keys that exist and secrets that are not theirs; a refresh with an access token.
   return {
     world,
     targets,
@@ -162,6 +159,5 @@ export async function createCampaignWorld(): Promise<CampaignWorld> {
     actsFor,
     managerOf,
     validBodies,
-    apiKeys: keys.map((key) => key.api_key),
   };
 }

@@ -143,7 +143,7 @@ export function toWire(
 }
 
 /** How the request would look to a person replaying it with curl. */
-export function describe(request: WireRequest, baseUrl: string): string {
+export function asCurl(request: WireRequest, baseUrl: string): string {
   const lines = [
     `curl -X ${request.method} '${baseUrl}${request.path.length > 300 ? `${request.path.slice(0, 300)}…` : request.path}'`,
   ];
