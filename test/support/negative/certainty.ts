@@ -136,7 +136,15 @@ export function createJudge(
     }
     return validate;
   };
-  const pathValidator = ajv.compile({ type: 'string', maxLength: 80, pattern: '^[A-Za-z0-9:_-]+$' });
+  const pathValidators = new Map<string, ValidateFunction>();
+  const pathValidatorOf = (op: CampaignOperation) => {
+    let validate = pathValidators.get(op.operationId);
+    if (!validate) {
+      validate = ajv.compile(op.pathParameter ?? {});
+      pathValidators.set(op.operationId, validate);
+    }
+    return validate;
+  };
 
   function identityReasons(
     request: WireRequest,
@@ -241,7 +249,7 @@ export function createJudge(
         } catch {
           id = undefined;
         }
-        if (id !== undefined && !pathValidator(id)) reasons.push('an id the path does not take');
+        if (id !== undefined && !pathValidatorOf(op)(id)) reasons.push('an id the path does not take');
         else if (id !== undefined && !campaign.existing.get(op.family)?.has(id))
           reasons.push(`an id that names nothing: ${op.family}`);
       }
