@@ -16,6 +16,7 @@ import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
 import { deliverAll, merged, replacement } from '../writes';
+import { typedChange } from './typed-changes';
 
 /** Route-server sessions belong to whoever manages or consumes them. */
 export const NETWORK_FEATURE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
@@ -104,9 +105,8 @@ export function networkFeatureConfigOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         const current = await load(params.id, scope);
-        const given = (body ?? {}) as Record<string, unknown>;
         // A partial update may leave the type out; it is the stored one.
-        validators.body(operationId, { type: current.type, ...given });
+        const given = typedChange(validators, operationId, body, current.type);
         const changedFixed = FIXED.filter(
           (name) => given[name] !== undefined && given[name] !== current[name],
         );

@@ -22,6 +22,7 @@ import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
 import { deliverAll, merged, replacement } from '../writes';
+import { typedChange } from './typed-changes';
 
 /** Network service configs belong to whoever manages or consumes them. */
 export const NETWORK_SERVICE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
@@ -90,9 +91,8 @@ export function networkServiceConfigOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         const current = await load(params.id, scope, 'change');
-        const given = (body ?? {}) as Record<string, unknown>;
         // A partial update may leave the type out; it is the stored one.
-        validators.body(operationId, { type: current.type, ...given });
+        const given = typedChange(validators, operationId, body, current.type);
         if (given.type !== undefined && given.type !== current.type)
           throw new ValidationError([{ name: 'type', reason: `the config is ${current.type}; it stays so` }]);
         if (given.network_service !== undefined && given.network_service !== current.network_service)

@@ -32,6 +32,7 @@ import { redactionPlanFor } from '../redaction-plans';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
 import { deliverAll, merged, replacement } from '../writes';
+import { typedChange } from './typed-changes';
 
 /** What others see of a multipoint service they may join: enough to find it and order a config. */
 const MEMBER_VIEW = [
@@ -177,8 +178,7 @@ export function networkServiceOperations(deps: {
         const scope = await writes.scope(caller);
         const { parties, side } = await load(params.id, scope);
         requireOwner(parties, side);
-        const given = (body ?? {}) as Record<string, unknown>;
-        validators.body(operationId, { type: parties.type, ...given });
+        const given = typedChange(validators, operationId, body, parties.type);
         if (given.type !== undefined && given.type !== parties.type)
           throw new ValidationError([
             { name: 'type', reason: `the service is ${parties.type}; it stays so` },
