@@ -69,9 +69,13 @@ export function createApp(options: AppOptions) {
   // Every parameter counts: the request line is bounded already (api/listener.ts), and a list longer
   // than the document allows must be refused, not cut short at querystring's default of 1000 keys.
   app.set('query parser', (text: string) => parseQuery(text, undefined, undefined, { maxKeys: 0 }));
-  app.use((_req, res, next) => {
+  app.use((req, res, next) => {
     // No answer is ever to be read as another type than the one it declares.
     res.set('X-Content-Type-Options', 'nosniff');
+    // Answers carry no validators (no ETag, no Last-Modified), so a conditional request has nothing
+    // to match: it gets the answer, never a 304 no operation documents.
+    delete req.headers['if-none-match'];
+    delete req.headers['if-modified-since'];
     next();
   });
 

@@ -150,7 +150,10 @@ export function mountOperations(options: {
       if (!validators.pathMatches(definition.operationId, req.params as Record<string, string>)) {
         throw new NotFoundError(`no ${spec.path.split('/')[1]} at ${req.path}`);
       }
+      // Handlers that validate against the stored type still get no text nor nesting the document
+      // refuses everywhere: the body is fingerprinted (idempotency) before they see it.
       if (!definition.validatesBody) validators.body(definition.operationId, req.body);
+      else validators.text(req.body);
       const caller = res.locals.caller as Caller | undefined;
       const execute = () =>
         definition.handle({

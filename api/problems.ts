@@ -7,6 +7,7 @@ import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstra
 import {
   DomainError,
   HttpProblem,
+  NotFoundError,
   problemTypeUri,
   UnableToFulfillError,
   ValidationError,
@@ -60,7 +61,13 @@ function fromBodyParser(error: BodyParserError): DomainError | undefined {
     case 'stream.encoding.set':
       return new ValidationError([{ name: 'body', reason: 'The request body could not be read.' }]);
     default:
-      return undefined;
+      // Anything else the parser refused as the client's fault (a body whose Content-Encoding it is
+      // not in, say) changed nothing: a 400 naming the body.
+      return error.status !== undefined && error.status >= 400 && error.status < 500
+        ? new ValidationError([
+            { name: 'body', reason: 'The request body could not be read as its headers describe it.' },
+          ])
+        : undefined;
   }
 }
 
@@ -107,6 +114,11 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
           'The service is too busy to take this request now; nothing was changed, try again shortly.',
         ),
       );
+      return;
+    }
+    // A path whose percent-encoding does not decode names nothing this server has.
+    if (error instanceof URIError) {
+      sendProblem(res, new NotFoundError(`no resource at ${req.method} ${req.originalUrl.split('?')[0]}`));
       return;
     }
     const parserProblem = typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;

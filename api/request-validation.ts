@@ -170,6 +170,8 @@ export interface RequestValidators {
    * the characters no text may hold; throws ValidationError naming the failing properties.
    */
   body(operationId: string, body: unknown): void;
+  /** Only the characters and nesting no body may hold, for bodies validated later against their stored type. */
+  text(body: unknown): void;
   /**
    * Whether the path parameters fit the operation's declared schemas. A path that cannot name a
    * resource is answered like a resource that does not exist.
@@ -204,6 +206,10 @@ export function compileRequestValidators(
   return {
     pathMatches(operationId, params) {
       return (paths.get(operationId) ?? []).every(([name, validate]) => validate(params[name]));
+    },
+    text(body) {
+      const problems = textPropertyErrors(body);
+      if (problems.length) throw validationError(problems);
     },
     body(operationId, body) {
       const entry = bodies.get(operationId);

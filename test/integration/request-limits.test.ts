@@ -123,6 +123,49 @@ describe('bounded requests', () => {
     );
   });
 
+  it('answers what Express parses before any operation as problems the operations document', async () => {
+    const { accessToken } = await login();
+    // A path segment that is not percent-encoding names nothing.
+    for (const path of ['/facilities/%zz', '/facilities/%', '/no-such/%C0%AE']) {
+      const response = await request('GET', path, { token: accessToken });
+      assert.equal(response.status, 404, path);
+    }
+    // A body that is not in the content coding it claims is the client's fault.
+    const coded = await request('POST', '/auth/token', {
+      headers: { 'content-encoding': 'gzip' },
+      body: { api_key: 'k'.repeat(16), api_secret: 's'.repeat(86) },
+    });
+    assert.equal(coded.status, 400);
+    assert.deepEqual(
+      (coded.body.properties as Array<{ name: string }>).map((p) => p.name),
+      ['body'],
+    );
+    // Answers carry no validators, so a conditional request is answered in full, never 304.
+    const { text } = await rawExchange(stack().baseUrl, (send) =>
+      send(
+        `GET ${new URL(stack().baseUrl).pathname}/implementation HTTP/1.1\r\nHost: test\r\nIf-None-Match: *\r\n\r\n`,
+      ),
+    );
+    assert.equal(statusOf(text), 200);
+  });
+
+  it('refuses a body nesting deeper than the document allows before any handler or key sees it', async () => {
+    const { accessToken } = await login();
+    const deep = `{"name": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
+    for (const [method, path] of [
+      ['PATCH', '/contacts/con-spree-networks-legal'],
+      ['PATCH', '/network-service-configs/nsc-unknown'],
+    ]) {
+      const response = await request(method, path, {
+        token: accessToken,
+        headers: { 'idempotency-key': `deep-${method}-${path}`, 'content-type': 'application/json' },
+        rawBody: deep,
+      });
+      assert.equal(response.status, 400, `${method} ${path}: ${response.text.slice(0, 200)}`);
+      assert.match(response.body.properties[0].reason, /nest/);
+    }
+  });
+
   it('answers a request that is not HTTP with a JSON problem naming what is wrong', async () => {
     const { text } = await rawExchange(stack().baseUrl, (send) => send('HELLO\r\n\r\n'));
     assert.equal(statusOf(text), 400);

@@ -4,9 +4,9 @@ import type { Schema, SchemaReader } from './schema-values';
 /**
  * Values the document lets through although nothing sensible is that big or holds such characters:
  * strings without a bound, arrays without a bound, integers beyond what a double holds exactly,
- * control and bidirectional-override characters. Each is a finding about the document (another
- * change bounds every string, array and integer in it), found where the campaign sent one and it
- * was taken: in a body the document accepts, or in a query string the server answered with a 2xx.
+ * control and bidirectional-override characters. Each is a finding where the server took one: in
+ * a request it answered with a 2xx (the document's bounds and the server's rules for text must have
+ * held it back).
  */
 
 /** Longer than any string the document bounds may be (its longest bound is 4096). */
