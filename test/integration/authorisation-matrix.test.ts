@@ -9,6 +9,7 @@ import { ACCOUNT_IDENTITIES, MATRIX_FIXTURES, REJECTED_IDENTITIES, createWorld }
 import { SHARED_SERVICE_FIXTURES } from '../support/matrix-shared-services';
 import Mocha from 'mocha';
 import { settleConnections } from '../support/connections';
+import { eventually } from '../support/wait';
 
 /**
  * The authorisation matrix: every resource family the server routes (as it reports them in
@@ -291,19 +292,28 @@ describe('authorisation matrix', function () {
 
   // Public services are everybody's to see: the matrix archives its own, so that the collections later
   // tests read (as any account) hold no leftovers of it, in states older schema revisions lack.
-  after(async () => {
+  after(async function () {
+    this.timeout(60_000);
     if (!world) return;
     const token = world.tokens.owner;
-    const services = (
-      await request('GET', `/network-services?managing_account=${world.accounts.owner}`, { token })
-    ).body as Array<{ id: string; public?: boolean; state: string }>;
-    for (const service of services.filter((s) => s.public)) {
-      for (let i = 0; i < 3; i += 1) {
-        const state = (await request('GET', `/network-services/${service.id}`, { token })).body
-          .state as string;
-        if (state === 'archived') break;
-        await request('DELETE', `/network-services/${service.id}`, { token });
-      }
+    const listed = await request('GET', `/network-services?managing_account=${world.accounts.owner}`, {
+      token,
+    });
+    for (const { id } of (listed.body as Array<{ id: string; public?: boolean }>).filter((s) => s.public)) {
+      await eventually(
+        `public service ${id} archived`,
+        async () => {
+          const { state } = (await request('GET', `/network-services/${id}`, { token })).body as {
+            state: string;
+          };
+          if (state === 'archived') return true;
+          // Asked to go, it is cancelled (or decommissioned) by its workflow; asked again, archived.
+          await request('DELETE', `/network-services/${id}`, { token });
+          return undefined;
+        },
+        30_000,
+        500,
+      );
     }
   });
 
