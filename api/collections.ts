@@ -5,13 +5,13 @@ import type { CollectionDefinition, FilterSql, ListQuery, ListResult } from '../
 import { listCollection, readResource } from '../db/collection';
 import type { Scope } from '../domain/authority';
 import { NotFoundError, ValidationError } from '../domain/errors';
-import type { OpenApiDocument } from '../spec';
-import { specOperations } from '../spec';
+import type { OpenApiDocument, OpenApiOperation } from '../spec';
+import { queryParameter, specOperations } from '../spec';
 import type { Caller, OperationDefinition, Reply } from './operations';
 import { compileQueryParser } from './query-parameters';
 import { sensitiveFiltersOf } from './sensitive-filters';
 
-/** Without `page_limit` a collection comes whole; with it, at most this many items a page. */
+/** At most this many items a page (the document's bound on `page_limit`). */
 export const MAX_PAGE_LIMIT = 1000;
 
 /** Parameters every collection shares; everything else a list declares is a filter. */
@@ -86,6 +86,30 @@ function project(items: Record<string, unknown>[], fields: string[]): Record<str
   return result;
 }
 
+/**
+ * The page size an operation's `page_limit` declares as its default, if it declares one: such a
+ * list answers a request without `page_limit` with its first page of that size. A default the
+ * parameter's own bounds refuse stops start-up.
+ */
+export function declaredPageLimit(
+  document: OpenApiDocument,
+  spec: { operationId: string; path: string; method: string; operation: OpenApiOperation },
+): number | undefined {
+  const parameter = queryParameter(document, spec.path, spec.method, spec.operation, 'page_limit');
+  const { default: value, minimum, maximum } = (parameter?.schema ?? {}) as Record<string, unknown>;
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < (typeof minimum === 'number' ? minimum : 1) ||
+    (typeof maximum === 'number' && value > maximum)
+  )
+    throw new Error(
+      `${spec.operationId} declares ${JSON.stringify(value)} as the default of page_limit, which its bounds refuse`,
+    );
+  return value;
+}
+
 export interface ListSource {
   (query: ListQuery, caller: Caller | undefined): Promise<ListResult>;
 }
@@ -93,6 +117,8 @@ export interface ListSource {
 /**
  * A list operation over any source: query parameters parsed and validated against the document,
  * then either the whole result (200) or one page of it (206) with the seven pagination headers.
+ * Without `page_limit` the answer is the whole result, unless the document declares a default
+ * page size for the operation: then it is the first page of that size, as if it had been asked for.
  * `filters` names the filters the source implements; a declared filter it lacks stops start-up.
  */
 export function listOperation(options: {
@@ -113,6 +139,7 @@ export function listOperation(options: {
     spec.method,
     spec.operation,
   );
+  const defaultLimit = declaredPageLimit(options.document, spec);
   const unmapped = names.filter((name) => !COMMON_PARAMETERS.has(name) && !options.filters.includes(name));
   if (unmapped.length) {
     throw new Error(
@@ -125,7 +152,7 @@ export function listOperation(options: {
     async handle({ query, caller }): Promise<Reply> {
       const values = parse(query);
       const { id, page_limit, page_offset, page_token, fields, ...filters } = values;
-      const limit = page_limit as number | undefined;
+      const limit = (page_limit as number | undefined) ?? defaultLimit;
       const offset = (page_offset as number | undefined) ?? 0;
       const { token: givenToken, cursor } = parsePageToken(page_token as string | undefined);
       const after = cursor && cursor.offset === offset ? cursor.after : undefined;

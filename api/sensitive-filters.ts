@@ -11,9 +11,9 @@ export function filteredProperty(filter: string): string {
   return suffix ? filter.slice(0, -suffix.length) : filter;
 }
 
-/** The schema of the items a list operation answers with, by name. */
+/** The schema of the items a list operation answers with, by name (a list with a default page size answers only pages). */
 function itemSchemaOf(operation: { responses: Record<string, unknown> }): string | undefined {
-  const ok = operation.responses['200'] as
+  const ok = (operation.responses['200'] ?? operation.responses['206']) as
     { content?: Record<string, { schema?: { items?: { $ref?: string } } }> } | undefined;
   return ok?.content?.['application/json']?.schema?.items?.$ref?.split('/').pop();
 }

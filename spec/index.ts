@@ -107,3 +107,16 @@ export function operationParameters(
     )
     .filter(([parameter]) => parameter.in === location);
 }
+
+/** An operation's query parameter `name`, resolved, if it declares one. */
+export function queryParameter(
+  document: OpenApiDocument,
+  path: string,
+  method: string,
+  operation: OpenApiOperation,
+  name: string,
+): ParameterObject | undefined {
+  return operationParameters(document, path, method, operation, 'query').find(
+    ([parameter]) => parameter.name === name,
+  )?.[0];
+}

@@ -1074,7 +1074,7 @@ export interface paths {
         };
         /**
          * List events, oldest first (extension, not part of IX-API).
-         * @description Poll with serial_gt set to the last serial seen to follow changes.
+         * @description Poll with serial_gt set to the last serial seen to follow changes. Unlike the collections of IX-API, the log is never answered whole: its page_limit defaults to 1000, so a request without page_limit answers the first 1000 events as a page (206) with the seven pagination headers, exactly as page_limit=1000 would, and X-Pagination-Next leads through the rest.
          */
         get: operations["events_list"];
         put?: never;
@@ -8714,8 +8714,8 @@ export interface operations {
             query?: {
                 /** @description Only resources with one of these ids (comma separated). */
                 id?: components["parameters"]["id"];
-                /** @description Page size; enables pagination (206). Default: none, the whole collection is returned with 200. Maximum 1000. */
-                page_limit?: components["parameters"]["page_limit"];
+                /** @description Page size, at most 1000. Default: 1000; without it the first 1000 events come as a page (206). */
+                page_limit?: number;
                 /** @description Index of the first item of the page. */
                 page_offset?: components["parameters"]["page_offset"];
                 /** @description Token of a previous page (X-Pagination-Token); an unknown token is a validation error. */
@@ -8731,16 +8731,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The whole collection (without page_limit). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Event"][];
-                };
-            };
-            /** @description One page of the collection (with page_limit). */
+            /** @description One page of the log (the first 1000 events without page_limit). */
             206: {
                 headers: {
                     "X-Pagination-Limit": components["headers"]["X-Pagination-Limit"];

@@ -1,7 +1,7 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
 import type { Role } from '../suite';
-import { wholeCollection } from './collections';
+import { wholeCollection, wholeList } from './collections';
 import type { Cancellable, Readable } from './connections';
 import {
   GOING,
@@ -99,8 +99,7 @@ async function secondAccount(t: CheckContext, purpose: string): Promise<string> 
 
 /** Offerings of `type` a customer orders a service from today, by id. */
 async function serviceOfferings(t: CheckContext, type: string, query = ''): Promise<Item[]> {
-  return t
-    .items(await t.call('product_offerings_list', { query: `type=${type}${query}` }))
+  return (await wholeList(t, 'product_offerings_list', { query: `type=${type}${query}` }))
     .filter(
       (offering) =>
         offering.type === type && offering.resource_type === 'network_service' && orderableNow(offering),
@@ -117,8 +116,7 @@ async function offeringOf(t: CheckContext, type: string): Promise<Item> {
 async function liveConnections(t: CheckContext, role: Role): Promise<Map<string, Item>> {
   const account = await accountOf(t, role);
   const networks = await handoverNetworks(t);
-  const live = t
-    .items(await t.call('connections_list', { role }))
+  const live = (await wholeList(t, 'connections_list', { role }))
     .filter((connection) => connection.state === 'production' && connection.managing_account === account)
     .sort((a, b) => Number(!tagged(a)) - Number(!tagged(b)) || String(a.id).localeCompare(String(b.id)));
   const byNetwork = new Map<string, Item>();
@@ -269,8 +267,7 @@ function sensitiveShown(t: CheckContext, service: Item): string[] {
 
 /** Whether a list answer of `role` holds the item `id`. */
 async function listedFor(t: CheckContext, list: string, id: string, role: Role, query?: string) {
-  const response = await t.call(list, { role, query });
-  return t.items(response).some((item) => idOf(item) === id);
+  return (await wholeList(t, list, { role, query })).some((item) => idOf(item) === id);
 }
 
 /** Holds a refusal to a 400 or a 403, and to a validation-error naming `names` when it is a 400. */
@@ -344,11 +341,11 @@ const RULE_LINKS_CHECK: CheckDefinition = {
         `rules name network service ${id} of type ${show(service.type)}, not mp2mp_vc or p2mp_vc`,
       );
       const own = rules.filter((rule) => String(rule.network_service) === id).map((rule) => String(rule.id));
-      const filtered = t
-        .items(
-          await t.call('member_joining_rules_list', { query: `network_service=${encodeURIComponent(id)}` }),
-        )
-        .map((rule) => String(rule.id));
+      const filtered = (
+        await wholeList(t, 'member_joining_rules_list', {
+          query: `network_service=${encodeURIComponent(id)}`,
+        })
+      ).map((rule) => String(rule.id));
       t.must(
         [...filtered].sort().join(',') === [...own].sort().join(','),
         `network_service=${id} lists the rules ${filtered.join(', ') || 'none'}; those naming it are ${own.join(', ')}`,
@@ -402,7 +399,7 @@ const SERVICE_CHECK: CheckDefinition = {
           read.type === 'mp2mp_vc' && read.public === false,
           `service ${id} reads as ${show(read.type)} public ${show(read.public)}`,
         );
-      const listed = t.items(await t.call('network_services_list', { query: `external_ref=${marker}` }));
+      const listed = await wholeList(t, 'network_services_list', { query: `external_ref=${marker}` });
       t.must(
         listed.length === 1 && idOf(listed[0]) === id,
         `external_ref=${marker} lists ${listed.map((item) => String(item.id)).join(', ') || 'nothing'}, not service ${id}`,

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OpenApiDocument } from '../../spec';
-import { operationParameters, specOperations } from '../../spec';
+import { operationParameters, queryParameter, specOperations } from '../../spec';
 import type { HttpResponse } from '../http';
 import { COMMON_PARAMETERS, PAGINATION_HEADERS } from '../protocol';
 import type { CheckContext, CheckDefinition } from '../runner';
@@ -9,29 +9,152 @@ import type { Role } from '../suite';
 /** Walking a collection stops after this many pages; the page size grows to fit. */
 const MAX_PAGES = 20;
 
+/**
+ * Reading a list that pages by default follows X-Pagination-Next at most as many pages as its
+ * first page says there are, or this many where it does not say.
+ */
+const MAX_DEFAULT_PAGES = 100;
+
+/** Checks that read a list that pages by default page through it, which takes longer. */
+const PAGED_DEADLINE_MS = 300_000;
+
 type Item = Record<string, unknown>;
 
-/** The whole collection as `role` sees it, fetched once per run and shared by the checks. */
-export function wholeCollection(
+/**
+ * The page size the document declares as the default of an operation's page_limit, if it does:
+ * such a list answers a request without page_limit with its first page of that size (206), never
+ * with the whole list.
+ */
+export function defaultPageLimit(document: OpenApiDocument, operationId: string): number | undefined {
+  const op = specOperations(document).find((candidate) => candidate.operationId === operationId);
+  if (!op) return undefined;
+  const value = queryParameter(document, op.path, op.method, op.operation, 'page_limit')?.schema?.default;
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** What reading a list whole found: its items, and every way the answers departed from the rules. */
+interface WholeList {
+  items: Item[];
+  problems: string[];
+}
+
+/**
+ * Reads a list whole, as `role` sees it with `query` (no token with a null role). Without a
+ * declared default page size that is the bare JSON array of a 200; with one (`size`) it is the walk
+ * from the first page, which must be a 206 of `size` items with the seven pagination headers,
+ * along X-Pagination-Next, every page a 206 and the numeric headers counting as a walk from
+ * offset 0 must. Answers are held to the document; nothing is recorded here, so that every check
+ * reading the list can say what was wrong with it.
+ */
+export async function readWhole(
+  t: CheckContext,
+  operationId: string,
+  options: { query?: string; role?: Role | null },
+): Promise<WholeList> {
+  const size = defaultPageLimit(t.suite.document, operationId);
+  const token = options.role === null ? undefined : await t.token(options.role ?? 'primary');
+  const where = `GET ${t.path(operationId, { query: options.query })}`;
+  const problems: string[] = [];
+  const get = async (path: string) => {
+    const response = await t.send({ method: 'GET', path, token });
+    const shown = response.url.replace(t.suite.http.baseUrl, '');
+    problems.push(
+      ...t.suite.contractProblems(operationId, response).map((problem) => `GET ${shown}: ${problem}`),
+    );
+    return response;
+  };
+  const first = await get(t.path(operationId, { query: options.query }));
+  const body = Array.isArray(first.body) ? (first.body as Item[]) : undefined;
+  if (size === undefined) {
+    if (first.status !== 200 || !body)
+      problems.push(
+        `${where} answered ${first.status}${body ? '' : ' without a JSON array'}, not 200 with the whole list (its page_limit declares no default page size)`,
+      );
+    return { items: first.status === 200 ? (body ?? []) : [], problems };
+  }
+  if (first.status !== 206 || !body) {
+    problems.push(
+      `${where} answered ${first.status}${body ? '' : ' without a JSON array'}, not 206 with its first page of ${size} items (its page_limit declares ${size} as the default page size)`,
+    );
+    return { items: body ?? [], problems };
+  }
+  for (const header of PAGINATION_HEADERS)
+    if (first.headers[header] === undefined)
+      problems.push(`${where}: the first page of the default size lacks the ${header} header`);
+  if (first.headers['x-pagination-limit'] !== String(size))
+    problems.push(
+      `${where}: X-Pagination-Limit says ${first.headers['x-pagination-limit']}, the declared default page size is ${size}`,
+    );
+  const declared = Number(first.headers['x-pagination-pages']);
+  const bound = Number.isInteger(declared) && declared > 0 ? declared : MAX_DEFAULT_PAGES;
+  const pages = [first];
+  let next = first.headers['x-pagination-next'];
+  while (next) {
+    if (pages.length >= bound) {
+      problems.push(
+        `${where}: X-Pagination-Next still leads on after ${pages.length} page(s); X-Pagination-Pages says ${first.headers['x-pagination-pages']}`,
+      );
+      break;
+    }
+    const response = await get(next);
+    if (response.status !== 206 || !Array.isArray(response.body)) {
+      problems.push(`${where}: its Next page ${next} answered ${response.status}, not 206`);
+      break;
+    }
+    pages.push(response);
+    next = response.headers['x-pagination-next'];
+  }
+  const items = pages.flatMap((page) => page.body as Item[]);
+  const total = Number(first.headers['x-pagination-items']);
+  if (body.length !== Math.min(size, items.length))
+    problems.push(
+      `${where}: the first page holds ${body.length} items, not ${Math.min(size, items.length)} (the default page size ${size}, or the whole list if shorter)`,
+    );
+  if (items.length !== total)
+    problems.push(
+      `${where}: walking X-Pagination-Next visited ${items.length} items; X-Pagination-Items says ${first.headers['x-pagination-items']}`,
+    );
+  problems.push(
+    ...positionProblems(pages.map(pagePosition), size, items.length).map((p) => `${where}: ${p}`),
+  );
+  return { items, problems };
+}
+
+/** Records what reading a list whole found wrong as failures of the check that reads it. */
+function judged(t: CheckContext, whole: WholeList): Item[] {
+  whole.problems.forEach((problem) => t.must(false, problem));
+  return whole.items;
+}
+
+/**
+ * A list read whole, as `role` sees it with `query`: the 200 of a list that declares no default
+ * page size, the walk of the pages of one that does. What departs from that fails the check.
+ */
+export async function wholeList(
+  t: CheckContext,
+  operationId: string,
+  options: { query?: string; role?: Role | null } = {},
+): Promise<Item[]> {
+  return judged(t, await readWhole(t, operationId, options));
+}
+
+/**
+ * The whole collection as `role` sees it, read once per run (see `wholeList`) and shared by the
+ * checks; each check that uses it fails for what was wrong with it.
+ */
+export async function wholeCollection(
   t: CheckContext,
   operationId: string,
   role: Role = 'primary',
 ): Promise<Item[]> {
   const key = `${operationId}|${role}`;
-  let pending = t.suite.memo.get(key) as Promise<Item[]> | undefined;
+  let pending = t.suite.memo.get(key) as Promise<WholeList> | undefined;
   if (!pending) {
-    pending = (async () => {
-      const response = await t.call(operationId, { role });
-      if (response.status !== 200 || !Array.isArray(response.body)) {
-        t.must(false, `GET ${t.path(operationId)} answered ${response.status}`);
-        return [];
-      }
-      return response.body as Item[];
-    })();
+    pending = readWhole(t, operationId, { role });
     t.suite.memo.set(key, pending);
     pending.catch(() => t.suite.memo.delete(key));
   }
-  return pending;
+  return judged(t, await pending);
 }
 
 /**
@@ -48,6 +171,8 @@ interface ListOperation {
   filters: Array<{ name: string; type?: string; enumValues?: unknown[] }>;
   /** Whether the operation declares the `fields` projection parameter. */
   projectable: boolean;
+  /** The default page size its page_limit declares: without page_limit it answers that first page. */
+  defaultPageLimit?: number;
 }
 
 /** Every list operation of the document with its read operation and its filters. */
@@ -72,6 +197,7 @@ export function listOperations(document: OpenApiDocument): ListOperation[] {
             return { name: parameter.name, type: schema.type, enumValues: schema.enum };
           }),
         projectable: parameters.some((parameter) => parameter.name === 'fields'),
+        defaultPageLimit: defaultPageLimit(document, op.operationId),
       };
     });
 }
@@ -186,24 +312,39 @@ function narrowingCondition(items: readonly Item[], filters: readonly string[]):
   return undefined;
 }
 
+/** What COL- holds a list to: the whole collection without page_limit, at once or in default pages. */
+function wholeClause(op: ListOperation): { title: string; clause: string } {
+  const size = op.defaultPageLimit;
+  if (size === undefined)
+    return {
+      title: `GET ${op.path} lists the whole collection`,
+      clause:
+        'Collections: without page_limit a list whose page_limit declares no default page size answers 200 with every item as a JSON array, each valid against the schema.',
+    };
+  return {
+    title: `GET ${op.path} lists the whole collection in pages of ${size} by default`,
+    clause: `Collections: a list whose page_limit declares a default page size (here ${size}) answers without page_limit with its first page of that size: 206, the seven X-Pagination headers, X-Pagination-Limit ${size}; following X-Pagination-Next from it visits every item once, each valid against the schema.`,
+  };
+}
+
 /** The generated checks of one list operation: contract, pagination, filters, reads. */
 function checksFor(op: ListOperation): CheckDefinition[] {
+  // Reading a list that pages by default takes a request a page.
+  const deadlineMs = op.defaultPageLimit === undefined ? undefined : PAGED_DEADLINE_MS;
   const checks: CheckDefinition[] = [
     {
       id: `COL-${op.list}`,
-      title: `GET ${op.path} lists the whole collection`,
-      clause:
-        'Collections: without page_limit a list answers 200 with every item as a JSON array, each valid against the schema.',
+      ...wholeClause(op),
       operations: [op.list],
       safety: 'read',
+      deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
         const ids = idsOf(items);
         t.must(new Set(ids).size === ids.length, 'the list holds an item twice');
-        const unknown = await t.call(op.list, { query: 'conformance_unknown_parameter=1' });
-        t.must(unknown.status === 200, `an unknown query parameter answered ${unknown.status}, not 200`);
+        const unknown = await wholeList(t, op.list, { query: 'conformance_unknown_parameter=1' });
         t.must(
-          Array.isArray(unknown.body) && isDeepStrictEqual(idsOf(unknown.body as Item[]), ids),
+          isDeepStrictEqual(idsOf(unknown), ids),
           'an unknown query parameter changed the result; it must be ignored',
         );
       },
@@ -215,6 +356,7 @@ function checksFor(op: ListOperation): CheckDefinition[] {
         'Pagination: with page_limit a list answers 206 with the seven X-Pagination headers (offset, page counted from 1, number of pages); following X-Pagination-Next visits every item once; a bad page_token is a 400.',
       operations: [op.list],
       safety: 'read',
+      deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
         if (items.length < 2) t.inconclusive(`the collection has ${items.length} item(s); paging needs two`);
@@ -258,22 +400,21 @@ function checksFor(op: ListOperation): CheckDefinition[] {
         'Filters: id takes several ids (a,b and repeated); a filter named after a property keeps exactly the items with that value; a bad value is a 400.',
       operations: [op.list],
       safety: 'read',
+      deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
         if (!items.length) t.inconclusive('the collection is empty; there is nothing to filter');
         const wanted = idsOf(items).slice(0, 2);
-        const comma = await t.call(op.list, { query: `id=${wanted.map(encodeURIComponent).join(',')}` });
-        t.must(
-          isDeepStrictEqual(idsOf(t.items(comma)), wanted),
-          `id=a,b gave ${JSON.stringify(idsOf(t.items(comma)))}`,
+        const comma = idsOf(
+          await wholeList(t, op.list, { query: `id=${wanted.map(encodeURIComponent).join(',')}` }),
         );
-        const repeated = await t.call(op.list, {
-          query: wanted.map((id) => `id=${encodeURIComponent(id)}`).join('&'),
-        });
-        t.must(
-          isDeepStrictEqual(idsOf(t.items(repeated)), wanted),
-          `id=a&id=b gave ${JSON.stringify(idsOf(t.items(repeated)))}`,
+        t.must(isDeepStrictEqual(comma, wanted), `id=a,b gave ${JSON.stringify(comma)}`);
+        const repeated = idsOf(
+          await wholeList(t, op.list, {
+            query: wanted.map((id) => `id=${encodeURIComponent(id)}`).join('&'),
+          }),
         );
+        t.must(isDeepStrictEqual(repeated, wanted), `id=a&id=b gave ${JSON.stringify(repeated)}`);
         let tested = 0;
         for (const filter of op.filters) {
           const sample = items.find((item) =>
@@ -282,10 +423,9 @@ function checksFor(op: ListOperation): CheckDefinition[] {
           if (!sample) continue;
           tested += 1;
           const value = sample[filter.name];
-          const response = await t.call(op.list, {
+          const found = await wholeList(t, op.list, {
             query: `${encodeURIComponent(filter.name)}=${encodeURIComponent(String(value))}`,
           });
-          const found = t.items(response);
           t.must(
             found.every((item) => sameValue(item[filter.name], value)),
             `${filter.name}=${String(value)} kept items with other values`,
@@ -319,6 +459,7 @@ function checksFor(op: ListOperation): CheckDefinition[] {
         'Filters: several filters keep only the items that match all of them; filtered lists page like any other, counting and walking only the matching items.',
       operations: [op.list],
       safety: 'read',
+      deadlineMs,
       async run(t) {
         if (!op.filters.length) t.notApplicable(`${op.list} declares no property filters`);
         const items = await wholeCollection(t, op.list);
@@ -327,7 +468,7 @@ function checksFor(op: ListOperation): CheckDefinition[] {
         const pair = distinguishingPair(items, names);
         if (pair) {
           tried += 1;
-          const found = idsOf(t.items(await t.call(op.list, { query: query(pair) })));
+          const found = idsOf(await wholeList(t, op.list, { query: query(pair) }));
           const expected = idsOf(matching(items, pair));
           t.must(
             isDeepStrictEqual(found, expected),
@@ -363,12 +504,12 @@ function checksFor(op: ListOperation): CheckDefinition[] {
       clause: 'Collections: fields=a,b returns each item with only the named properties.',
       operations: [op.list],
       safety: 'read',
+      deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
         if (!items.length) t.inconclusive('the collection is empty; there is nothing to project');
         const wanted = ['id', 'name'];
-        const response = await t.call(op.list, { query: `fields=${wanted.join(',')}` });
-        const found = t.items(response);
+        const found = await wholeList(t, op.list, { query: `fields=${wanted.join(',')}` });
         t.must(
           found.length === items.length,
           `fields changed the number of items (${found.length} of ${items.length})`,
@@ -396,6 +537,7 @@ function checksFor(op: ListOperation): CheckDefinition[] {
       clause: 'Resources: a resource read by id equals its list item; an unknown id is a 404 problem.',
       operations: [read, op.list],
       safety: 'read',
+      deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
         for (const item of items.slice(0, 3)) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
+import { wholeList } from './collections';
 import type { Cancellable, Readable } from './connections';
 import { hasProblemType, holdPolicy, problemTypeOf, refuseMalformedDays } from './connections';
 import { cleanUp, waitFor } from './lifecycle';
@@ -71,9 +72,9 @@ interface Access {
 
 /** The exchange LANs in production, by the metro area network they are delivered in. */
 export async function exchangeLans(t: CheckContext): Promise<Map<string, Item>> {
-  const services = t
-    .items(await t.call('network_services_list', { query: 'type=exchange_lan' }))
-    .filter((service) => service.type === 'exchange_lan' && (service.state ?? 'production') === 'production');
+  const services = (await wholeList(t, 'network_services_list', { query: 'type=exchange_lan' })).filter(
+    (service) => service.type === 'exchange_lan' && (service.state ?? 'production') === 'production',
+  );
   const byNetwork = new Map<string, Item>();
   for (const service of services)
     if (!byNetwork.has(String(service.metro_area_network)))
@@ -83,7 +84,7 @@ export async function exchangeLans(t: CheckContext): Promise<Map<string, Item>> 
 
 /** The metro area network each connection offering hands over in. */
 export async function handoverNetworks(t: CheckContext): Promise<Map<string, string>> {
-  const offerings = t.items(await t.call('product_offerings_list', { query: 'type=connection' }));
+  const offerings = await wholeList(t, 'product_offerings_list', { query: 'type=connection' });
   return new Map(
     offerings.map((offering) => [String(offering.id), String(offering.handover_metro_area_network)]),
   );
@@ -98,8 +99,7 @@ async function liveAccess(t: CheckContext): Promise<Access> {
     (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
   const lans = await exchangeLans(t);
   const networks = await handoverNetworks(t);
-  const candidates = t
-    .items(await t.call('connections_list'))
+  const candidates = (await wholeList(t, 'connections_list'))
     .filter(
       (connection) =>
         connection.state === 'production' &&
@@ -126,7 +126,7 @@ export const vlanConfigFor = (connection: Item): Item =>
 
 /** The ASNs the primary account peers with on its other exchange-LAN configs, or one to test with. */
 async function asnsOf(t: CheckContext): Promise<unknown[]> {
-  const others = t.items(await t.call('network_service_configs_list', { query: 'type=exchange_lan' }));
+  const others = await wholeList(t, 'network_service_configs_list', { query: 'type=exchange_lan' });
   const known = others.find((config) => Array.isArray(config.asns) && config.asns.length);
   return known ? (known.asns as unknown[]) : [DOCUMENTATION_ASN];
 }
@@ -216,9 +216,9 @@ export async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
 export async function allocated(t: CheckContext, id: string): Promise<{ config: Item; listed: Item[] }> {
   const until = Date.now() + PROVISIONING_MS;
   for (;;) {
-    const listed = t.items(
-      await t.call('ips_list', { query: `network_service_config=${encodeURIComponent(id)}` }),
-    );
+    const listed = await wholeList(t, 'ips_list', {
+      query: `network_service_config=${encodeURIComponent(id)}`,
+    });
     const config = await current(t, CONFIGS, id);
     if (!config) return t.inconclusive(`config ${id} could not be read`);
     if (ids(config.ips).length || listed.length) return { config, listed };
@@ -480,9 +480,7 @@ const VLAN_CHECK: CheckDefinition = {
           `the conflicts of the refusal do not name ${holder.id}: ${show((response.body as Item).conflicts)}`,
         );
       }
-      const listed = t.items(
-        await t.call('network_service_configs_list', { query: `external_ref=${marker}` }),
-      );
+      const listed = await wholeList(t, 'network_service_configs_list', { query: `external_ref=${marker}` });
       t.must(
         !listed.some((config) => config.state !== 'cancelled' && config.state !== 'archived'),
         `the refused config is there: ${idList(listed.map((config) => String(config.id)))}`,
@@ -659,18 +657,16 @@ const ISOLATION_CHECK: CheckDefinition = {
       const addresses = [...new Set([...ids(config.ips), ...listed.map((ip) => String(ip.id))])];
       const read = await t.call(CONFIGS.read, { id, role: 'secondary' });
       t.must(read.status === 404, `another account reading config ${id} got ${read.status}, not 404`);
-      const configs = t.items(await t.call('network_service_configs_list', { role: 'secondary' }));
+      const configs = await wholeList(t, 'network_service_configs_list', { role: 'secondary' });
       t.must(
         !configs.some((item) => item.id === id),
         `config ${id} is in another account's list of network service configs`,
       );
-      const everything = t.items(await t.call('ips_list', { role: 'secondary' }));
-      const filtered = t.items(
-        await t.call('ips_list', {
-          role: 'secondary',
-          query: `network_service_config=${encodeURIComponent(id)}`,
-        }),
-      );
+      const everything = await wholeList(t, 'ips_list', { role: 'secondary' });
+      const filtered = await wholeList(t, 'ips_list', {
+        role: 'secondary',
+        query: `network_service_config=${encodeURIComponent(id)}`,
+      });
       for (const [list, where] of [
         [everything, '/ips'],
         [filtered, `/ips?network_service_config=${id}`],

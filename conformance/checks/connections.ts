@@ -1,6 +1,6 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeCollection } from './collections';
+import { wholeCollection, wholeList } from './collections';
 import { propertyNames } from './statuses';
 
 /**
@@ -329,9 +329,9 @@ const RESERVATION_LINKS: CheckDefinition = {
             `port reservation ${reservationId}, listed by connection ${id}, names connection ${String(reservation.connection)}`,
           );
       }
-      const filtered = t
-        .items(await t.call('port_reservations_list', { query: `connection=${encodeURIComponent(id)}` }))
-        .map((reservation) => String(reservation.id));
+      const filtered = (
+        await wholeList(t, 'port_reservations_list', { query: `connection=${encodeURIComponent(id)}` })
+      ).map((reservation) => String(reservation.id));
       const expected = reservations
         .filter((reservation) => reservation.connection === id)
         .map((reservation) => String(reservation.id));

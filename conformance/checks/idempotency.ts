@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
+import { readWhole, wholeList } from './collections';
 import { cleanUp } from './lifecycle';
 
 /**
@@ -20,18 +21,19 @@ type Item = Record<string, unknown>;
 
 /** Whether the server announces the extension; ends the check as NOT_APPLICABLE when it does not. */
 async function announced(t: CheckContext): Promise<void> {
-  let pending = t.suite.memo.get('extensions') as Promise<HttpResponse> | undefined;
+  let pending = t.suite.memo.get('extensions') as ReturnType<typeof readWhole> | undefined;
   if (!pending) {
-    pending = t.call('api_extensions_list', { role: null });
+    pending = readWhole(t, 'api_extensions_list', { role: null });
     t.suite.memo.set('extensions', pending);
     pending.catch(() => t.suite.memo.delete('extensions'));
   }
-  const response = await pending;
-  if (response.status !== 200 || !Array.isArray(response.body))
+  const { items, problems } = await pending;
+  if (!items.length && problems.length)
     t.inconclusive(
-      `GET /extensions answered ${response.status}, so whether the server takes ${IDEMPOTENCY_EXTENSION} is unknown`,
+      `GET /extensions could not be read (${problems[0]}), so whether the server takes ${IDEMPOTENCY_EXTENSION} is unknown`,
     );
-  const names = (response.body as Item[]).map((entry) => entry.name);
+  problems.forEach((problem) => t.must(false, problem));
+  const names = items.map((entry) => entry.name);
   if (!names.includes(IDEMPOTENCY_EXTENSION))
     t.notApplicable(
       `GET /extensions announces no extension named ${IDEMPOTENCY_EXTENSION} (it lists ${names.map(String).join(', ') || 'none'})`,
@@ -67,7 +69,7 @@ const create = (t: CheckContext, body: Item, key: string) =>
 
 /** The contacts carrying a marker. */
 async function carrying(t: CheckContext, marker: string): Promise<Item[]> {
-  return t.items(await t.call('contacts_list', { query: `external_ref=${encodeURIComponent(marker)}` }));
+  return wholeList(t, 'contacts_list', { query: `external_ref=${encodeURIComponent(marker)}` });
 }
 
 const idOf = (response: HttpResponse) => (response.body as Item | undefined)?.id;

@@ -1,5 +1,5 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import { listOperations, wholeCollection } from './collections';
+import { listOperations, wholeCollection, wholeList } from './collections';
 
 const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
 
@@ -155,14 +155,11 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
             read.status === 404,
             `${op.read} of ${String(item.id)} answered ${read.status} to an unrelated account`,
           );
-          const filtered = await t.call(op.list, {
+          const filtered = await wholeList(t, op.list, {
             query: `id=${encodeURIComponent(String(item.id))}`,
             role: 'secondary',
           });
-          t.must(
-            Array.isArray(filtered.body) && filtered.body.length === 0,
-            `${op.list}?id=${String(item.id)} shows it to an unrelated account`,
-          );
+          t.must(filtered.length === 0, `${op.list}?id=${String(item.id)} shows it to an unrelated account`);
         }
       }
       if (!tried) t.inconclusive('the primary account has no resources of its own to hide');
@@ -183,12 +180,12 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
       const ref = own?.external_ref;
       if (typeof ref !== 'string' || !ref)
         t.inconclusive('the primary account has no external_ref to search for');
-      const found = await t.call('accounts_list', {
+      const found = await wholeList(t, 'accounts_list', {
         query: `external_ref=${encodeURIComponent(String(ref))}`,
         role: 'secondary',
       });
       t.must(
-        Array.isArray(found.body) && !(found.body as Item[]).some((a) => a.id === primary),
+        !found.some((a) => a.id === primary),
         'another account finds the primary account by its external_ref',
       );
     },

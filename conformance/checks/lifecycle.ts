@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckContext, CheckDefinition } from '../runner';
+import { readWhole, wholeList } from './collections';
 
 const address = {
   country: 'DE',
@@ -38,9 +39,9 @@ export async function cleanUp(t: CheckContext): Promise<void> {
     for (const entry of t.suite.ledger.outstanding()) {
       const ids = entry.id ? [entry.id] : [];
       if (!entry.id && entry.find) {
-        const found = await t.call(entry.find.list, { query: entry.find.query, role: entry.role });
-        if (Array.isArray(found.body))
-          ids.push(...(found.body as Array<{ id: string }>).map((item) => item.id));
+        // Cleaning up judges nothing: whatever the list answers, what it holds is removed.
+        const found = await readWhole(t, entry.find.list, { query: entry.find.query, role: entry.role });
+        ids.push(...found.items.map((item) => String(item.id)));
       }
       let done = true;
       for (const id of ids) {
@@ -155,11 +156,8 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
           ['requested', 'production', undefined].includes(account.state as string),
           `a new account is ${String(account.state)}`,
         );
-        const listed = await t.call('accounts_list', { query: `external_ref=${marker}` });
-        t.must(
-          Array.isArray(listed.body) && listed.body.length === 1,
-          'the new account is not found by its external_ref',
-        );
+        const listed = await wholeList(t, 'accounts_list', { query: `external_ref=${marker}` });
+        t.must(listed.length === 1, 'the new account is not found by its external_ref');
         const patched = await t.call('accounts_partial_update', {
           id,
           body: { name: 'Conformance account, renamed' },
@@ -202,7 +200,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
       const marker = `conformance-${randomBytes(6).toString('hex')}`;
       try {
         const primary = (await t.session()).accountId;
-        const roles = t.items(await t.call('roles_list'));
+        const roles = await wholeList(t, 'roles_list');
         const legal =
           roles.find((role) => role.name === 'legal') ?? t.inconclusive('the exchange has no legal role');
         const account = await create(

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { CheckContext, CheckDefinition } from '../runner';
 import type { Role } from '../suite';
+import { wholeList } from './collections';
 import type { Cancellable, Readable, Subject } from './connections';
 import {
   addDays,
@@ -80,10 +81,8 @@ export async function roleCover(
   role: Role = 'primary',
 ): Promise<(roles: readonly unknown[]) => string[] | undefined> {
   const account = (await t.session(role)).accountId;
-  const assignments = t.items(await t.call('role_assignments_list', { role }));
-  const contacts = t.suite.isDeclared('contacts_list')
-    ? t.items(await t.call('contacts_list', { role }))
-    : [];
+  const assignments = await wholeList(t, 'role_assignments_list', { role });
+  const contacts = t.suite.isDeclared('contacts_list') ? await wholeList(t, 'contacts_list', { role }) : [];
   const own = new Set(
     contacts.filter((contact) => contact.consuming_account === account).map((contact) => contact.id),
   );
@@ -125,12 +124,10 @@ async function orderBody(
     );
   const primary =
     (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
-  const offerings = t
-    .items(await t.call('product_offerings_list', { query: 'type=connection' }))
-    .filter(
-      (offering) =>
-        offering.type === 'connection' && orderableNow(offering) && (choice?.accept(offering) ?? true),
-    );
+  const offerings = (await wholeList(t, 'product_offerings_list', { query: 'type=connection' })).filter(
+    (offering) =>
+      offering.type === 'connection' && orderableNow(offering) && (choice?.accept(offering) ?? true),
+  );
   const cover = await roleCover(t);
   const usable = offerings.flatMap((offering) => {
     const roles = cover(

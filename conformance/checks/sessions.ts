@@ -1,4 +1,5 @@
 import type { CheckContext, CheckDefinition } from '../runner';
+import { wholeList } from './collections';
 import type { Readable } from './connections';
 import { hasProblemType, problemTypeOf } from './connections';
 import { allocated, conflictNames, liveConfig, ORDERING_CONFIGS } from './configs';
@@ -30,13 +31,11 @@ async function routeServerFor(
   service: Item,
   addresses: Item[],
 ): Promise<{ feature: Item; ip: Item }> {
-  const features = t
-    .items(
-      await t.call('network_features_list', {
-        query: `network_service=${encodeURIComponent(String(service.id))}`,
-      }),
-    )
-    .filter((feature) => feature.type === 'route_server');
+  const features = (
+    await wholeList(t, 'network_features_list', {
+      query: `network_service=${encodeURIComponent(String(service.id))}`,
+    })
+  ).filter((feature) => feature.type === 'route_server');
   if (!features.length) t.inconclusive(`the exchange LAN ${String(service.id)} has no route server`);
   for (const feature of features) {
     const spoken = strings(feature.address_families);
@@ -145,11 +144,9 @@ const SESSION_CHECK: CheckDefinition = {
       );
       if (!live)
         return t.inconclusive(`session ${id} did not reach production within ${PROVISIONING_MS / 1000} s`);
-      const listed = t.items(
-        await t.call('network_feature_configs_list', {
-          query: `service_config=${encodeURIComponent(configId)}`,
-        }),
-      );
+      const listed = await wholeList(t, 'network_feature_configs_list', {
+        query: `service_config=${encodeURIComponent(configId)}`,
+      });
       t.must(
         listed.some((item) => item.id === id),
         `service_config=${configId} lists ${listed.map((item) => String(item.id)).join(', ') || 'nothing'}, not session ${id}`,

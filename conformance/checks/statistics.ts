@@ -1,5 +1,6 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
+import { wholeList } from './collections';
 import { hasProblemType, problemTypeOf } from './connections';
 import type { Item } from './orders';
 import { isItem, show } from './orders';
@@ -17,8 +18,7 @@ async function ownConnection(t: CheckContext): Promise<{ id: string; whollyOwn: 
   const primary =
     (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
   const whollyOwn = (c: Item) => c.managing_account === primary && c.consuming_account === primary;
-  const own = t
-    .items(await t.call('connections_list'))
+  const own = (await wholeList(t, 'connections_list'))
     .filter((c) => c.managing_account === primary || c.consuming_account === primary)
     .sort(
       (a, b) =>

@@ -19,6 +19,7 @@ import {
   withJson,
 } from '../../conformance/selftest/messages';
 import type { FaultProxy } from '../../conformance/selftest/proxy';
+import { PAGE_SIZE_FAULTS } from '../../conformance/selftest/page-size-faults';
 import { startFaultProxy } from '../../conformance/selftest/proxy';
 import { RETRY_FAULTS } from '../../conformance/selftest/retry-faults';
 import { SESSION_FAULTS } from '../../conformance/selftest/session-faults';
@@ -47,11 +48,13 @@ const describeResult = (r: RunSummary['results'][number]) =>
 const PRIMARY = 'acc-transit-partners';
 
 /**
- * Faults in any collection, in connections and port reservations, in network service configs, in
- * route-server sessions and statistics, in virtual circuits, and in rate limits and retried writes.
+ * Faults in any collection and in what it answers without page_limit, in connections and port
+ * reservations, in network service configs, in route-server sessions and statistics, in virtual
+ * circuits, and in rate limits and retried writes.
  */
 const FAULTS: readonly Fault[] = [
   ...GENERAL_FAULTS,
+  ...PAGE_SIZE_FAULTS,
   ...CONNECTION_FAULTS,
   ...CONFIG_FAULTS,
   ...SESSION_FAULTS,
@@ -378,6 +381,36 @@ describe('conformance suite: applicability and revisions', function () {
     assert.equal(summary.schemaRevision, 'older');
     assert.ok(summary.warnings.some((w) => w.includes('older than 2.6.0')));
     assert.equal(summary.results.find((r) => r.id === 'ISO-002')?.outcome, 'NOT_APPLICABLE');
+  });
+
+  it('fails COL- of a list declaring a default page size that answers whole, and of one declaring none that answers a page', async () => {
+    const fault = (id: string) => PAGE_SIZE_FAULTS.find((candidate) => candidate.id === id)!;
+    const cols = async (injected: Fault | null) => {
+      proxy.setFault(injected);
+      const summary = await runConformance({
+        baseUrl: proxy.url,
+        only: ['COL-events_list', 'COL-accounts_list'],
+        credentials: { primary: credentialsOf(PRIMARY) },
+      });
+      return (id: string) => summary.results.find((r) => r.id === id)!;
+    };
+    const correct = await cols(null);
+    for (const id of ['COL-events_list', 'COL-accounts_list'])
+      assert.equal(correct(id).outcome, 'PASS', describeResult(correct(id)));
+    assert.match(correct('COL-events_list').clause, /page_limit declares a default page size \(here 1000\)/);
+
+    const whole = await cols(fault('pagination-default-ignored'));
+    assert.equal(whole('COL-events_list').outcome, 'FAIL', describeResult(whole('COL-events_list')));
+    assert.match(
+      describeResult(whole('COL-events_list')),
+      /answered 200, not 206 with its first page of 1000 items/,
+    );
+    assert.equal(whole('COL-accounts_list').outcome, 'PASS', describeResult(whole('COL-accounts_list')));
+
+    const paged = await cols(fault('pagination-default-invented'));
+    assert.equal(paged('COL-accounts_list').outcome, 'FAIL', describeResult(paged('COL-accounts_list')));
+    assert.match(describeResult(paged('COL-accounts_list')), /answered 206, not 200 with the whole list/);
+    assert.equal(paged('COL-events_list').outcome, 'PASS', describeResult(paged('COL-events_list')));
   });
 
   it('catches, in the full profile, a page token that stays the same when the collection changes', async () => {

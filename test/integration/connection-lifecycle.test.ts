@@ -6,6 +6,7 @@ import { addPeriod, dayOf } from '../../domain/cancellation';
 import { settleConnections } from '../support/connections';
 import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
+import { readEvents } from '../support/pages';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -70,11 +71,10 @@ describe('connection lifecycle over HTTP', function () {
       { replacements: { ports }, type: QueryTypes.SELECT },
     );
   const storyOf = async (id: string) => {
-    const events = await request('GET', '/events', { token });
-    const listed = events.body as Array<{
+    const listed = await readEvents<{
       type: string;
       payload: { id?: string; to?: string; connection?: { id: string } };
-    }>;
+    }>(token);
     return listed
       .filter((e) => e.payload.id === id || e.payload.connection?.id === id)
       .map((e) => (e.type === 'connection.state_changed' ? e.payload.to : e.type));
@@ -348,10 +348,10 @@ describe('connection lifecycle over HTTP', function () {
     });
     const storyFor = async (caller: string) =>
       (
-        (await request('GET', '/events', { token: caller })).body as Array<{
+        await readEvents<{
           serial: number;
           payload: { id?: string; to?: string; connection?: { id: string } };
-        }>
+        }>(caller)
       )
         .filter((e) => e.payload.id === id || e.payload.connection?.id === id)
         .map((e) => e.serial);

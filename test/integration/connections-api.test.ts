@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
 import { login, request } from '../support/http';
+import { readEvents } from '../support/pages';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 import { settleConnections } from '../support/connections';
@@ -69,13 +70,11 @@ describe('connections over HTTP', function () {
         (c) => c.id === id,
       ),
     );
-    const events = await request('GET', '/events', { token });
-    const story = (
-      events.body as Array<{
-        type: string;
-        payload: { id?: string; to?: string; connection?: { id: string } };
-      }>
-    )
+    const events = await readEvents<{
+      type: string;
+      payload: { id?: string; to?: string; connection?: { id: string } };
+    }>(token);
+    const story = events
       .filter((e) => e.payload.id === id || e.payload.connection?.id === id)
       .map((e) => e.payload.to ?? e.type);
     assert.deepEqual(story, ['connection.created', 'allocated', 'testing', 'production']);

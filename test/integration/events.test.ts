@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
+import { randomBytes } from 'node:crypto';
 import { login, request } from '../support/http';
+import { readEvents } from '../support/pages';
 import { stack } from '../support/stack';
+
+interface Listed {
+  serial: number;
+  type: string;
+  account: string;
+  payload: Record<string, unknown>;
+}
 
 /**
  * Whether every event is the account's: about it (`account`), or about a resource of two accounts
@@ -33,44 +42,152 @@ describe('extensions: the event log', () => {
   it('shows each account its own events only, in serial order', async () => {
     const customer = await login('customer', 0);
     const other = await login('customer', 1);
-    const mine = await request('GET', '/events', { token: customer.accessToken });
-    assert.equal(mine.status, 200);
-    assert.ok(mine.body.length > 0);
-    assert.ok(await allConcern(mine.body, customer.credential.accountId));
-    const serials = mine.body.map((e: { serial: number }) => e.serial);
+    const mine = await readEvents<Listed>(customer.accessToken);
+    assert.ok(mine.length > 0);
+    assert.ok(await allConcern(mine, customer.credential.accountId));
+    const serials = mine.map((e) => e.serial);
     assert.deepEqual(
       [...serials].sort((a, b) => a - b),
       serials,
     );
-    assert.ok(mine.body.some((e: { type: string }) => e.type === 'account.imported'));
-    const theirs = await request('GET', '/events', { token: other.accessToken });
-    assert.ok(await allConcern(theirs.body, other.credential.accountId));
+    assert.ok(mine.some((e) => e.type === 'account.imported'));
+    const theirs = await readEvents<Listed>(other.accessToken);
+    assert.ok(await allConcern(theirs, other.credential.accountId));
     // Asking for another account's event by its serial finds nothing.
-    const foreign = await request('GET', `/events?id=${theirs.body[0].serial}`, {
-      token: customer.accessToken,
-    });
-    assert.deepEqual(foreign.body, []);
+    const foreign = await readEvents(customer.accessToken, `?id=${theirs[0].serial}`);
+    assert.deepEqual(foreign, []);
   });
 
   it('filters by serial_gt and type, and pages', async () => {
     const { accessToken } = await login('customer', 0);
-    const all = await request('GET', '/events', { token: accessToken });
-    const first = all.body[0].serial;
-    const later = await request('GET', `/events?serial_gt=${first}`, { token: accessToken });
-    assert.ok(later.body.every((e: { serial: number }) => e.serial > first));
+    const all = await readEvents<Listed>(accessToken);
+    const first = all[0].serial;
+    const later = await readEvents<Listed>(accessToken, `?serial_gt=${first}`);
+    assert.ok(later.every((e) => e.serial > first));
     // Workflows of earlier tests may append events meanwhile: the later list holds at least the rest.
-    const laterSerials = new Set(later.body.map((e: { serial: number }) => e.serial));
-    assert.ok(all.body.slice(1).every((e: { serial: number }) => laterSerials.has(e.serial)));
+    const laterSerials = new Set(later.map((e) => e.serial));
+    assert.ok(all.slice(1).every((e) => laterSerials.has(e.serial)));
     const typed = await request('GET', '/events?type=no.such.type', { token: accessToken });
+    assert.equal(typed.status, 206);
     assert.deepEqual(typed.body, []);
+    assert.equal(typed.headers.get('x-pagination-items'), '0');
+    assert.equal(typed.headers.get('x-pagination-next'), '');
     const bad = await request('GET', '/events?serial_gt=minus-one', { token: accessToken });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.properties[0].name, 'serial_gt');
     const page = await request('GET', '/events?page_limit=1', { token: accessToken });
     assert.equal(page.status, 206);
-    assert.ok(Number(page.headers.get('x-pagination-items')) >= all.body.length);
+    assert.ok(Number(page.headers.get('x-pagination-items')) >= all.length);
     const anonymous = await request('GET', '/events');
     assert.equal(anonymous.status, 401);
+  });
+
+  it('answers a log longer than the default page size in pages of 1000, Next walking every event once; page_limit still wins', async () => {
+    const { db } = stack();
+    const account = `acc-events-long-${randomBytes(4).toString('hex')}`;
+    await db.accounts.importAccount({
+      id: account,
+      name: 'Long event log',
+      address: {
+        country: 'DE',
+        locality: 'Berlin',
+        postal_code: '10115',
+        street_address: 'Unter den Linden 1',
+      },
+      managing_account: null,
+    });
+    // 2,500 moves of the account, written straight into the log: more than two default pages.
+    const moves = Array.from({ length: 2500 }, (_, i) => [
+      'account.state_changed',
+      JSON.stringify({ id: account, from: 'production', to: 'production', event: `move-${i}` }),
+      account,
+    ]);
+    await db.sequelize.query(
+      `INSERT INTO events (type, payload, timestamp, account) VALUES ${moves.map(() => '(?, ?, NOW(3), ?)').join(', ')}`,
+      { replacements: moves.flat() },
+    );
+    const stored = (
+      await db.sequelize.query<{ serial: number }>(
+        'SELECT serial FROM events WHERE account = :account OR also_account = :account ORDER BY serial',
+        { replacements: { account }, type: QueryTypes.SELECT },
+      )
+    ).map((row) => Number(row.serial));
+    assert.ok(stored.length > 2500, `${stored.length} events stored`);
+    const key = await db.credentials.createApiKey(account, 'event log pages');
+    const login = await request('POST', '/auth/token', {
+      body: { api_key: key.apiKey, api_secret: key.apiSecret },
+    });
+    assert.equal(login.status, 201, login.text);
+    const token = login.body.access_token as string;
+
+    // Without page_limit: the first 1000, as a page, exactly as page_limit=1000 answers.
+    const first = await request('GET', '/events', { token });
+    assert.equal(first.status, 206, first.text.slice(0, 200));
+    const pages = Math.ceil(stored.length / 1000);
+    assert.deepEqual(
+      [
+        'x-pagination-limit',
+        'x-pagination-offset',
+        'x-pagination-items',
+        'x-pagination-pages',
+        'x-pagination-page',
+      ].map((name) => first.headers.get(name)),
+      ['1000', '0', String(stored.length), String(pages), '1'],
+    );
+    assert.ok(first.headers.get('x-pagination-token'));
+    assert.deepEqual(
+      (first.body as Listed[]).map((event) => event.serial),
+      stored.slice(0, 1000),
+    );
+    const asked = await request('GET', '/events?page_limit=1000', { token });
+    assert.equal(asked.status, 206);
+    assert.deepEqual(asked.body, first.body);
+    assert.equal(asked.headers.get('x-pagination-next'), first.headers.get('x-pagination-next'));
+
+    // Next walks the rest, every event once, in pages of 1000.
+    const walked = [...(first.body as Listed[])];
+    const sizes = [walked.length];
+    let next = first.headers.get('x-pagination-next');
+    while (next) {
+      assert.match(next, /^\/events\?(.+&)?page_limit=1000(&|$)/);
+      assert.ok(sizes.length < pages, `Next leads past page ${pages}`);
+      const page = await request('GET', next, { token });
+      assert.equal(page.status, 206, page.text.slice(0, 200));
+      assert.equal(page.headers.get('x-pagination-page'), String(sizes.length + 1));
+      walked.push(...(page.body as Listed[]));
+      sizes.push((page.body as Listed[]).length);
+      next = page.headers.get('x-pagination-next');
+    }
+    assert.deepEqual(sizes, [1000, 1000, stored.length - 2000]);
+    assert.deepEqual(
+      walked.map((event) => event.serial),
+      stored,
+    );
+    assert.ok(walked.every((event) => event.account === account));
+    assert.deepEqual(
+      (await readEvents<Listed>(token)).map((event) => event.serial),
+      stored,
+    );
+
+    // An explicit page_limit wins, within the same bounds; filters page by default too.
+    const seven = await request('GET', '/events?page_limit=7&page_offset=14', { token });
+    assert.equal(seven.status, 206);
+    assert.deepEqual(
+      (seven.body as Listed[]).map((event) => event.serial),
+      stored.slice(14, 21),
+    );
+    assert.equal(seven.headers.get('x-pagination-limit'), '7');
+    assert.equal(seven.headers.get('x-pagination-pages'), String(Math.ceil(stored.length / 7)));
+    const beyond = await request('GET', '/events?page_limit=1001', { token });
+    assert.equal(beyond.status, 400);
+    assert.equal(beyond.body.properties[0].name, 'page_limit');
+    const after = await request('GET', `/events?serial_gt=${stored[999]}`, { token });
+    assert.equal(after.status, 206);
+    assert.deepEqual(
+      (after.body as Listed[]).map((event) => event.serial),
+      stored.slice(1000, 2000),
+    );
+    assert.equal(after.headers.get('x-pagination-items'), String(stored.length - 1000));
   });
 
   it('deletes events past their retention and keeps the rest', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { login, request } from '../support/http';
+import { readEvents } from '../support/pages';
 
 const SPREE = 'acc-spree-networks';
 
@@ -82,11 +83,7 @@ describe('MAC addresses', () => {
     assert.equal(deleted.status, 200);
     assert.equal(deleted.body.address, '02:aa:bb:cc:dd:04');
     assert.equal((await request('GET', `/macs/${ending.body.id}`, { token })).status, 404);
-    const events = await request('GET', '/events?type=mac.deleted', { token });
-    assert.ok(
-      (events.body as Array<{ payload: { mac: { id: string } } }>).some(
-        (e) => e.payload.mac.id === ending.body.id,
-      ),
-    );
+    const events = await readEvents<{ payload: { mac: { id: string } } }>(token, '?type=mac.deleted');
+    assert.ok(events.some((e) => e.payload.mac.id === ending.body.id));
   });
 });

@@ -4,6 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { propertyNames } from '../support/exchange-lan';
 import type { HttpResponse } from '../support/http';
+import { readEvents } from '../support/pages';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -182,15 +183,14 @@ describe('member joining rules', () => {
     assert.equal((await rule(id)).body.capacity_max, 500);
 
     for (const token of [spree, thames]) {
-      const events = await request('GET', '/events?type=member_joining_rule.created', { token });
-      assert.ok(
-        (events.body as Array<{ payload: { member_joining_rule: { id: string } } }>).some(
-          (event) => event.payload.member_joining_rule.id === id,
-        ),
+      const events = await readEvents<{ payload: { member_joining_rule: { id: string } } }>(
+        token,
+        '?type=member_joining_rule.created',
       );
+      assert.ok(events.some((event) => event.payload.member_joining_rule.id === id));
     }
-    const seenByPetit = await request('GET', '/events?type=member_joining_rule.created', { token: petit });
-    assert.ok(!seenByPetit.text.includes(id));
+    const seenByPetit = await readEvents(petit, '?type=member_joining_rule.created');
+    assert.ok(!JSON.stringify(seenByPetit).includes(id));
   });
 
   it('lets the service consumer and those acting for it see the rules; only a managing account changes them', async () => {
@@ -403,16 +403,14 @@ describe('member joining rules', () => {
       { replacements: { id }, type: QueryTypes.SELECT },
     );
     assert.equal(row.capacity_max, null);
-    const events = await request('GET', '/events?type=member_joining_rule.changed', { token: thames });
-    assert.ok(events.text.includes(id));
+    const events = await readEvents(thames, '?type=member_joining_rule.changed');
+    assert.ok(JSON.stringify(events).includes(id));
 
     const removed = await request('DELETE', path, { token: spree });
     assert.equal(removed.status, 200);
     assert.equal(removed.body.type, 'deny');
     assert.equal((await rule(id)).status, 404);
-    assert.ok(
-      (await request('GET', '/events?type=member_joining_rule.deleted', { token: spree })).text.includes(id),
-    );
+    assert.ok(JSON.stringify(await readEvents(spree, '?type=member_joining_rule.deleted')).includes(id));
   });
 
   describe('with live configs of the member', () => {

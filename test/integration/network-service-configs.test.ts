@@ -16,6 +16,7 @@ import {
 } from '../support/exchange-lan';
 import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
+import { readEvents } from '../support/pages';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -112,10 +113,7 @@ describe('exchange-LAN network service configs', function () {
         config.ips.includes(ip.id),
       ),
     );
-    const events = (await request('GET', '/events', { token })).body as Array<{
-      type: string;
-      payload: { id?: string; to?: string };
-    }>;
+    const events = await readEvents<{ type: string; payload: { id?: string; to?: string } }>(token);
     const story = events.filter((e) => e.payload.id === config.id).map((e) => e.payload.to);
     assert.deepEqual(story, ['allocated', 'testing', 'production']);
   });

@@ -43,7 +43,7 @@ describe('filters on sensitive properties', () => {
       candidate.operationId.endsWith('_list'),
     )) {
       const schema = (
-        op.operation.responses['200'] as {
+        (op.operation.responses['200'] ?? op.operation.responses['206']) as {
           content?: Record<string, { schema?: { items?: { $ref?: string } } }>;
         }
       ).content?.['application/json']?.schema?.items?.$ref

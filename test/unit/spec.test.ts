@@ -262,14 +262,25 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('paginates every list: 200 and 206 with the pagination headers, id and page_* parameters', () => {
+  it('paginates every list: 206 with the pagination headers, 200 unless page_limit has a default, id and page_* parameters', () => {
     const lists = operations.filter((op) => op.operationId.endsWith('_list'));
     assert.equal(lists.length, 23);
+    const paged: string[] = [];
     for (const { operationId, operation } of lists) {
-      const ok = resolve(document, operation.responses['200'] as Json);
+      const limit = parametersOf(operation).find((p) => p.name === 'page_limit');
+      assert.ok(limit, `${operationId} takes page_limit`);
+      const size = limit.schema.default as number | undefined;
+      const ok = operation.responses['200'] ? resolve(document, operation.responses['200']) : undefined;
       const partial = resolve(document, operation.responses['206'] as Json);
-      assert.ok(ok && partial, `${operationId} documents 200 and 206`);
-      const schema = ok.content['application/json'].schema;
+      assert.ok(partial, `${operationId} documents 206`);
+      if (size === undefined) assert.ok(ok, `${operationId} documents 200`);
+      else {
+        // A list with a default page size never answers whole.
+        paged.push(operationId);
+        assert.equal(ok, undefined, `${operationId} documents 200, yet pages by default`);
+        assert.ok(Number.isInteger(size) && size >= limit.schema.minimum && size <= limit.schema.maximum);
+      }
+      const schema = (ok ?? partial).content['application/json'].schema;
       assert.equal(schema.type, 'array', `${operationId} returns an array`);
       assert.deepEqual(partial.content['application/json'].schema, schema, `${operationId} 206 schema`);
       assert.deepEqual(Object.keys(partial.headers ?? {}), PAGINATION_HEADERS, `${operationId} 206 headers`);
@@ -291,6 +302,11 @@ describe('the OpenAPI document', () => {
     }
     const limit = resolve(document, { $ref: '#/components/parameters/page_limit' });
     assert.deepEqual(limit.schema, { type: 'integer', minimum: 1, maximum: 1000 });
+    // Only the event log, which may hold hundreds of thousands of events, pages by default.
+    assert.deepEqual(paged, ['events_list']);
+    const events = operations.find((op) => op.operationId === 'events_list')!.operation;
+    const eventsLimit = parametersOf(events).find((p) => p.name === 'page_limit')!;
+    assert.deepEqual(eventsLimit.schema, { type: 'integer', minimum: 1, maximum: 1000, default: 1000 });
   });
 
   it('declares every filter parameter completely and uses the State schema for state filters', () => {
