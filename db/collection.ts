@@ -119,6 +119,11 @@ export interface CollectionDefinition {
   key?: string;
   /** Column whose maximum moves whenever a row is written (default `updated_at`). */
   changeColumn?: string;
+  /**
+   * Rows are only ever appended, in key order, and never changed (the event log): the token then
+   * follows the filtered rows alone, so appends elsewhere in the table leave a reader's pages valid.
+   */
+  appendOnly?: boolean;
   /** Columns of `t` that make up the resource (besides relations). */
   columns: string[];
   filters: Record<string, FilterSql>;
@@ -246,7 +251,11 @@ export async function listCollection(
   // table (one index lookup): it changes whenever the collection does, and sometimes when only a
   // neighbour changed, which merely sends a client back to the first page.
   const [summary] = await sequelize.query<{ total: number; last_change: unknown }>(
-    `SELECT COUNT(*) AS total, (SELECT MAX(${definition.changeColumn ?? 'updated_at'}) FROM ${definition.table}) AS last_change
+    `SELECT COUNT(*) AS total, ${
+      definition.appendOnly
+        ? `MAX(t.${definition.changeColumn ?? 'updated_at'})`
+        : `(SELECT MAX(${definition.changeColumn ?? 'updated_at'}) FROM ${definition.table})`
+    } AS last_change
        FROM ${definition.table} t ${where}`,
     { replacements: params.values, type: QueryTypes.SELECT },
   );

@@ -9,6 +9,7 @@ export const events: CollectionDefinition = {
   table: 'events',
   key: 'serial',
   changeColumn: 'serial',
+  appendOnly: true,
   columns: ['serial', 'type', 'payload', 'timestamp', 'account', 'also_account'],
   jsonColumns: ['payload'],
   filters: {

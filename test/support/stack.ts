@@ -3,6 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
+import { QueryTypes } from 'sequelize';
 import { createLabStore } from '../../activities/drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
@@ -16,6 +17,7 @@ import { dropDatabase, ensureDatabase } from '../../db/connection';
 import { migrate } from '../../db/migrator';
 import type { DemoCredential } from '../../db/seed/demo';
 import { seedDemo } from '../../db/seed';
+import { sparePort } from '../../db/seed/catalogue';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
@@ -97,6 +99,7 @@ export async function startStack(): Promise<TestStack> {
   });
   await migrate(db.sequelize);
   const credentials = await seedDemo(db);
+  await addTestPorts(db);
   await createLabStore(db.sequelize).syncFromCatalogue();
   const worker = await newWorker(temporal, config, db);
   workerRun = worker.run();
@@ -115,6 +118,34 @@ export async function startStack(): Promise<TestStack> {
   });
   current = { config, env, db, api, baseUrl: api.url, temporal, worker, credentials, logger };
   return current;
+}
+
+/**
+ * The demo exchange has 24 ports of 10G on each edge device (Hamburg has one); the suite orders more
+ * than that over its run, so every edge device of the test exchange gets as many again.
+ */
+async function addTestPorts(db: Database): Promise<void> {
+  const edges = await db.sequelize.query<{ id: string; pop: string }>(
+    "SELECT id, pop FROM devices WHERE id LIKE '%-edge' ORDER BY id",
+    { type: QueryTypes.SELECT },
+  );
+  const now = new Date();
+  const rows = edges.flatMap((device) =>
+    Array.from({ length: 24 }, (_, i) => ({
+      ...sparePort({
+        id: `port-test-${device.id.replace(/^dev-/, '')}-${String(i + 1).padStart(2, '0')}`,
+        device: device.id,
+        pop: device.pop,
+        name: `et-0/1/${i}`,
+        media_type: '10GBASE-LR',
+        speed: 10_000,
+      }),
+      created_at: now,
+      updated_at: now,
+    })),
+  );
+  if (!rows.length) throw new Error('the demo exchange has no edge devices to add test ports to');
+  await db.sequelize.getQueryInterface().bulkInsert('ports', rows);
 }
 
 function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Database): Promise<Worker> {
