@@ -104,8 +104,18 @@ export function connectionActivities(deps: {
       return heartbeating(() => commitConnection(connectionId, key, connectionIntent));
     },
 
-    /** Takes the connection off its device: ports shut, bundle removed. */
+    /**
+     * Takes the connection off its device: ports shut, bundle removed. Service configs still on its
+     * ports go first (they go no later than the connection's day): until they are off the device,
+     * this fails and is tried again.
+     */
     async deconfigureConnection({ connectionId }: { connectionId: string }): Promise<{ commitId: string }> {
+      const carried = await connections.carriedConfigs(connectionId);
+      if (carried.length)
+        throw ApplicationFailure.retryable(
+          `${carried.join(', ')} ${carried.length > 1 ? 'are' : 'is'} still on the ports of ${connectionId}; they are taken off first`,
+          'ConfigsStillOn',
+        );
       return heartbeating(() =>
         commitConnection(connectionId, `connection:${connectionId}:teardown`, teardownIntent),
       );

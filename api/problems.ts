@@ -97,7 +97,10 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       (req.log ?? logger).warn({ err: (error as Error).message }, 'write collided with a concurrent change');
       sendProblem(
         res,
-        new UnableToFulfillError('a concurrent change got in the way; nothing was changed, try again'),
+        new UnableToFulfillError(
+          'body',
+          'a concurrent change got in the way; nothing was changed, try again',
+        ),
       );
       return;
     }

@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { Conflict } from '../domain/errors';
 import { ONBOARDING_REQUIRED_ROLES } from '../domain/onboarding';
-import { ENDED_STATES } from '../domain/states';
+import { ENDED_STATES, GOING_STATES } from '../domain/states';
 
 /**
  * What stands in the way of deleting or changing a resource, as registered queries: every resource
@@ -39,6 +39,14 @@ const accountColumns = (
 
 /** Rows of a lifecycle resource that has not ended. */
 const NOT_ENDED = `state NOT IN (${ENDED_STATES.map((state) => `'${state}'`).join(', ')})`;
+
+/**
+ * Rows (of the lifecycle table aliased `alias`) of resources that are live: not going, not gone,
+ * no cancellation asked for. Only those hold on to what they refer to; what a going resource
+ * refers to may be asked to go as well (no earlier than it does).
+ */
+export const liveRow = (alias: string) =>
+  `(${alias}.state NOT IN (${GOING_STATES.map((state) => `'${state}'`).join(', ')}) AND ${alias}.cancel_requested_at IS NULL)`;
 
 /** Lifecycle resources that name managing, consuming and billing accounts, with their collections. */
 const ORDERED = [
@@ -95,11 +103,23 @@ export const BILLING_ACCOUNT_REFERENCES: ReferenceSource[] = [
   ),
 ];
 
+/** Lifecycle resources that list role assignments in their `role_assignments`. */
+const ASSIGNING = [...ORDERED] as const;
+
 /**
- * Resources that need a role assignment because they require a contact in that role. An account in
- * production needs a contact in every role on-boarding requires; the last such assignment stays.
+ * Resources that need a role assignment because they require a contact in that role: live
+ * connections and configs that list it (those going need it no more), and an account in production,
+ * which needs a contact in every role on-boarding requires (the last such assignment stays).
  */
 export const ROLE_ASSIGNMENT_REFERENCES: ReferenceSource[] = [
+  ...ASSIGNING.map(([table, remoteType]) => ({
+    remoteType,
+    property: 'role_assignments',
+    sql: `SELECT t.id FROM ${table} t
+           WHERE JSON_OVERLAPS(t.role_assignments, JSON_ARRAY(:targets)) AND t.id NOT IN (:leaving)
+             AND ${liveRow('t')}
+           ORDER BY t.id`,
+  })),
   {
     remoteType: 'accounts',
     property: null,
@@ -119,6 +139,34 @@ export const ROLE_ASSIGNMENT_REFERENCES: ReferenceSource[] = [
                       AND other.id NOT IN (:targets))`,
   },
 ];
+
+/**
+ * Takes deleted role assignments out of the `role_assignments` of the resources that listed them
+ * (all of them going, or the deletion would have been refused), so that no resource names one
+ * that is gone.
+ */
+export async function forgetRoleAssignments(
+  sequelize: Sequelize,
+  ids: readonly string[],
+  transaction: Transaction,
+): Promise<void> {
+  if (!ids.length) return;
+  const gone = new Set(ids);
+  for (const [table] of ASSIGNING) {
+    const rows = await sequelize.query<{ id: string; role_assignments: string }>(
+      `SELECT id, role_assignments FROM ${table}
+        WHERE JSON_OVERLAPS(role_assignments, JSON_ARRAY(:ids)) FOR UPDATE`,
+      { replacements: { ids }, type: QueryTypes.SELECT, transaction },
+    );
+    for (const row of rows) {
+      const kept = (JSON.parse(row.role_assignments) as string[]).filter((id) => !gone.has(id));
+      await sequelize.query(
+        `UPDATE ${table} SET role_assignments = :kept, updated_at = NOW(3) WHERE id = :id`,
+        { replacements: { id: row.id, kept: JSON.stringify(kept) }, transaction },
+      );
+    }
+  }
+}
 
 /**
  * Runs the registered queries for `targets` and reports every referring resource as a conflict of

@@ -10,6 +10,11 @@ export interface CancellationTerms {
   initialPeriod: string | null;
   /** First day billed, once the resource went into production; null when it never did. */
   billingStart: string | null;
+  /**
+   * The latest decommission day of the resources that rely on this one and are going already
+   * (the configs on a connection): it cannot go before they do. Null or absent: none.
+   */
+  notBefore?: string | null;
 }
 
 export interface CancellationPolicy {
@@ -53,24 +58,26 @@ const later = (a: string, b: string): string => (a >= b ? a : b);
 
 /**
  * The policy for cancelling on `requested` (or as early as possible): never before the notice
- * period has run from `today`. A resource never billed goes at once and costs nothing; one in
- * billing is charged to the end of the month it goes in, and at least for its minimum term.
- * `tooEarly` says that the requested day is before the first possible one.
+ * period has run from `today`, nor before what relies on the resource goes. A resource never
+ * billed goes at once and costs nothing; one in billing is charged to the end of the month it goes
+ * in, and at least for its minimum term. `tooEarly` says that the requested day is before the
+ * first possible one.
  */
 export function cancellationPolicy(
   terms: CancellationTerms,
   today: string,
   requested?: string,
 ): CancellationPolicy & { tooEarly: boolean } {
+  const notBefore = terms.notBefore ?? today;
   if (terms.billingStart === null) {
-    const day = requested !== undefined ? later(requested, today) : today;
+    const first = later(today, notBefore);
     return {
-      decommission_at: day,
+      decommission_at: requested !== undefined ? later(requested, first) : first,
       charged_until: today,
-      tooEarly: requested !== undefined && requested < today,
+      tooEarly: requested !== undefined && requested < first,
     };
   }
-  const earliest = addPeriod(today, terms.noticePeriod);
+  const earliest = later(addPeriod(today, terms.noticePeriod), notBefore);
   const decommissionAt = requested ?? earliest;
   // The minimum term runs from the billing start; its last day is charged in any case.
   const minimumCharged = terms.initialPeriod

@@ -90,18 +90,24 @@ export class NotFoundError extends DomainError {
   readonly title = 'Not found.';
 }
 
+/**
+ * A request that is well-formed but cannot be carried out as things stand. Like every 400 it names
+ * what to change: `property` is the request property (or path parameter, `id`) at fault, and the
+ * message says why and what would work; `conflicts` name the resources in the way.
+ */
 export class UnableToFulfillError extends DomainError {
   readonly status = 400;
   readonly typeName = 'unable-to-fulfill';
   readonly title = 'Unable to fulfill your request.';
   constructor(
+    readonly property: string,
     message: string,
     readonly conflicts: Conflict[] = [],
   ) {
     super(message);
   }
   override extensions() {
-    return { conflicts: this.conflicts };
+    return { properties: [{ name: this.property, reason: this.message }], conflicts: this.conflicts };
   }
 }
 
@@ -111,7 +117,7 @@ export class InvalidTransitionError extends UnableToFulfillError {
     readonly from: string,
     readonly event: string,
   ) {
-    super(`a resource in state "${from}" does not accept "${event}"`);
+    super('state', `a resource in state "${from}" does not accept "${event}"`);
   }
 }
 
@@ -127,7 +133,7 @@ export class CancellationPolicyError extends DomainError {
     super(message);
   }
   override extensions() {
-    return { ...this.policy };
+    return { properties: [{ name: 'decommission_at', reason: this.message }], ...this.policy };
   }
 }
 

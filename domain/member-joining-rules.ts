@@ -2,6 +2,7 @@ import type { Access, Scope } from './authority';
 import { actsFor } from './authority';
 import type { Conflict, PropertyError } from './errors';
 import type { State } from './states';
+import { GOING_STATES } from './states';
 
 /**
  * Member joining rules: the owner of a multipoint service says which other accounts may hold
@@ -66,12 +67,7 @@ export const JOINABLE_SERVICE_TYPES: readonly string[] = ['mp2mp_vc', 'p2mp_vc']
 const LARGEST_CAPACITY = 2_147_483_647;
 
 /** States of a service that is going away: it takes no new rules. */
-const GOING: ReadonlySet<State> = new Set<State>([
-  'decommission_requested',
-  'decommissioned',
-  'cancelled',
-  'archived',
-]);
+const GOING: ReadonlySet<State> = new Set<State>(GOING_STATES);
 
 /** Whether every account sees the service (so naming it in an error tells nobody anything new). */
 export const isPublicService = (service: Pick<JoinableService, 'type' | 'public'>): boolean =>

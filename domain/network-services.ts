@@ -1,5 +1,6 @@
 import type { PropertyError } from './errors';
 import type { State } from './states';
+import { GOING_STATES } from './states';
 
 /** Service types customers order; exchange LANs belong to the exchange and are not ordered. */
 export const ORDERABLE_SERVICE_TYPES = ['p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'] as const;
@@ -109,12 +110,7 @@ export interface CurrentService {
 }
 
 /** States a service no longer changes from. */
-export const SERVICE_GOING: readonly State[] = [
-  'decommission_requested',
-  'decommissioned',
-  'cancelled',
-  'archived',
-];
+export const SERVICE_GOING = GOING_STATES;
 
 /** Refuses a capacity outside the offering's bandwidth range (a service's or a config's). */
 export function bandwidthProblems(

@@ -62,6 +62,7 @@ export class QuotaExceededError extends UnableToFulfillError {
     conflicts: Conflict[],
   ) {
     super(
+      'managing_account',
       `quota ${QUOTA_SETTINGS[quota]} reached: ${account} and the accounts it manages hold ${held} ${COUNTED[quota]} ` +
         `of at most ${limit}, and this needs ${asked} more; end some first or ask the exchange for a higher quota`,
       conflicts,

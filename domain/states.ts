@@ -26,6 +26,18 @@ export const STATES = [
 /** States in which a resource has ended: it holds nothing any more and nothing provisions it. */
 export const ENDED_STATES: readonly State[] = ['decommissioned', 'cancelled', 'archived'];
 
+/**
+ * States of a resource on its way out or out already. A resource in one of them, or one whose
+ * cancellation was asked for while it was being provisioned, is going: what it refers to may be
+ * asked to go too (no earlier than it does). Any other resource is live and holds on to what it
+ * refers to.
+ */
+export const GOING_STATES: readonly State[] = ['decommission_requested', ...ENDED_STATES];
+
+/** Whether a resource in `state`, with or without a cancellation asked for, is going. */
+export const isGoing = (state: State, cancelRequested: boolean): boolean =>
+  cancelRequested || GOING_STATES.includes(state);
+
 type Missing = Exclude<State, (typeof STATES)[number]>;
 const everyStateListed: Missing extends never ? true : Missing = true;
 void everyStateListed;

@@ -1146,11 +1146,16 @@ export interface components {
             instance?: string;
         };
         ValidationProblem: components["schemas"]["Problem"] & {
-            properties: {
-                name: string;
-                reason: string;
-            }[];
+            /** @enum {string} */
+            type?: "https://errors.ix-api.net/v2/validation-error.html";
+            properties: components["schemas"]["ProblemProperties"];
         };
+        /** @description What to change, property by property; every 400 problem carries it. */
+        ProblemProperties: {
+            /** @description The request property (a dotted path into the body), query or path parameter at fault. */
+            name: string;
+            reason: string;
+        }[];
         AuthTokenRequest: {
             api_key: string;
             api_secret: string;
@@ -1209,12 +1214,14 @@ export interface components {
         UnableToFulfillProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
             type?: "https://errors.ix-api.net/v2/unable-to-fulfill.html";
+            properties: components["schemas"]["ProblemProperties"];
             conflicts: components["schemas"]["Conflict"][];
         };
         /** @description The requested decommission date is not allowed by the cancellation policy. */
         CancellationPolicyProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
             type?: "https://errors.ix-api.net/v2/cancellation-policy-error.html";
+            properties: components["schemas"]["ProblemProperties"];
             /**
              * Format: date
              * @description First possible decommission day.

@@ -19,6 +19,12 @@ const provider = proxyActivities<
   >
 >({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
 
+/**
+ * Marks runs whose `waiting_for_configs` status follows each end that goes live (one handover of
+ * two, one side of a circuit), rather than only the last one.
+ */
+export const STATUS_FOLLOWS_ENDS = 'status-follows-ends';
+
 export interface ProvisionNetworkServiceInput {
   serviceId: string;
   /** The revision of the service the fabric and the provider carry (after a continue-as-new). */
@@ -77,6 +83,9 @@ export async function provisionNetworkService({
         (status) => activities.recordNetworkServiceStatus({ serviceId, status }),
         !patched(STATUS_WHEN_CHANGED),
       );
+      // Runs begun before the status followed every end going live waited for all of them (or the
+      // recheck) before saying anything new.
+      const followEveryEnd = patched(STATUS_FOLLOWS_ENDS);
       while (frame.latest().missing.length) {
         const missing = frame.latest().missing;
         await waiting(
@@ -87,7 +96,13 @@ export async function provisionNetworkService({
             { missing },
           ),
         );
-        await frame.waitFor(() => !frame.latest().missing.length, recheckMs);
+        const said = missing.join('\n');
+        await frame.waitFor(
+          () =>
+            !frame.latest().missing.length ||
+            (followEveryEnd && frame.latest().missing.join('\n') !== said),
+          recheckMs,
+        );
         await frame.look();
       }
       if (cloud) {

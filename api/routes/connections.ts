@@ -11,6 +11,7 @@ import { accessToOwned, canSee, requireActingAccount, requireChange } from '../.
 import { unknownAssignments } from '../../domain/contacts';
 import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/connections';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
+import { GOING_STATES } from '../../domain/states';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
 import { isPdf, renderLoa } from '../loa-document';
@@ -59,9 +60,6 @@ const CHANGE_ABSENT: ConnectionChange = {
   purchase_order: '',
   contract_ref: null,
 };
-
-/** States in which a connection is going or gone: nothing about it changes any more. */
-const GOING = ['decommission_requested', 'decommissioned', 'cancelled', 'archived'];
 
 /**
  * Connection orders, changes and cancellations. The managing side orders, changes and cancels; the
@@ -136,8 +134,11 @@ export function connectionOperations(deps: {
             ? replacement(body, CHANGE_ABSENT)
             : merged(merged(CHANGE_ABSENT, current), body);
         validators.body('connections_update', next);
-        if (GOING.includes(current.state))
-          throw new UnableToFulfillError(`the connection is ${current.state}; it cannot change any more`);
+        if (GOING_STATES.includes(current.state))
+          throw new UnableToFulfillError(
+            'state',
+            `the connection is ${current.state}; it cannot change any more`,
+          );
         // Rules are checked for what the change touches: a connection ordered under rules since
         // tightened can still have its references changed.
         const touched = (Object.keys(next) as Array<keyof ConnectionChange>).filter(
@@ -175,6 +176,7 @@ export function connectionOperations(deps: {
           next.mode !== current.mode || effectiveLacpTimeout(next) !== effectiveLacpTimeout(current);
         if (bundleChanged && current.state !== 'production')
           throw new UnableToFulfillError(
+            'mode',
             `the bundle (mode, lacp_timeout) changes in production only; the connection is ${current.state}`,
           );
         const { connection, messages } = await deps.connections.change(params.id, next, bundleChanged);
@@ -249,8 +251,11 @@ export function connectionOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         const current = await load(params.id, scope, 'change');
-        if (GOING.includes(current.state))
-          throw new UnableToFulfillError(`the connection is ${current.state}; it takes no LOA any more`);
+        if (GOING_STATES.includes(current.state))
+          throw new UnableToFulfillError(
+            'state',
+            `the connection is ${current.state}; it takes no LOA any more`,
+          );
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
         const { connection, messages } = await deps.connections.storeLoa(params.id, body);

@@ -120,7 +120,10 @@ export function networkFeatureConfigOperations(deps: {
             ? { ...replacement(body, ABSENT), ...kept }
             : { ...merged(merged(ABSENT, current), body), ...kept };
         if (CONFIG_GOING.includes(current.state))
-          throw new UnableToFulfillError(`the session is ${current.state}; it cannot change any more`);
+          throw new UnableToFulfillError(
+            'state',
+            `the session is ${current.state}; it cannot change any more`,
+          );
         const touched = new Set(
           (Object.keys(next) as Array<keyof RouteServerConfigOrder>).filter(
             (name) => JSON.stringify(next[name]) !== JSON.stringify(current[name]),

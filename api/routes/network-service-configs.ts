@@ -108,7 +108,10 @@ export function networkServiceConfigOperations(deps: {
         const { network_service: _service, ...replacing } = ownProperties(next);
         validators.body('network_service_configs_update', replacing);
         if (CONFIG_GOING.includes(current.state))
-          throw new UnableToFulfillError(`the config is ${current.state}; it cannot change any more`);
+          throw new UnableToFulfillError(
+            'state',
+            `the config is ${current.state}; it cannot change any more`,
+          );
         if (next.connection !== current.connection)
           throw new ValidationError([
             { name: 'connection', reason: 'a config stays on its connection; order a new one instead' },

@@ -149,6 +149,7 @@ export function networkServiceOperations(deps: {
       throw new PermissionDeniedError(`you may see network-services with id ${parties.id} but not change it`);
     if (parties.type === 'exchange_lan')
       throw new UnableToFulfillError(
+        'id',
         'exchange LANs are run by the exchange; they are not changed through the API',
       );
   }
@@ -184,7 +185,10 @@ export function networkServiceOperations(deps: {
             { name: 'type', reason: `the service is ${parties.type}; it stays so` },
           ]);
         if (SERVICE_GOING.includes(parties.state))
-          throw new UnableToFulfillError(`the service is ${parties.state}; it cannot change any more`);
+          throw new UnableToFulfillError(
+            'state',
+            `the service is ${parties.state}; it cannot change any more`,
+          );
         const current = (await services.current(params.id))!;
         const base = { ...ABSENT_SERVICE, type: current.order.type };
         const next = shapedOrder(
@@ -277,6 +281,7 @@ export function networkServiceOperations(deps: {
         const { parties, side } = await load(params.id, scope);
         if (parties.type !== 'p2p_vc')
           throw new UnableToFulfillError(
+            'id',
             `change requests are for p2p_vc circuits; ${params.id} is ${parties.type}`,
           );
         if (side !== 'joining')

@@ -105,6 +105,7 @@ export function portReservationOperations(deps: {
         validators.body('port_reservations_update', next);
         if (GONE.includes(reservation.state))
           throw new UnableToFulfillError(
+            'state',
             `the reservation is ${reservation.state}; it cannot change any more`,
           );
         checkDemarc(next.subscriber_side_demarc, connection.subscriber_side_demarcs);
@@ -135,16 +136,21 @@ export function portReservationOperations(deps: {
         checkDemarc(input.subscriber_side_demarc, connection.subscriber_side_demarcs);
         if (connection.mode === 'standalone')
           throw new UnableToFulfillError(
+            'connection',
             'a standalone connection has exactly one port; change its mode to a LAG first',
           );
         if (connection.state !== 'production')
           throw new UnableToFulfillError(
+            'connection',
             `ports are added to a connection in production; this one is ${connection.state}`,
           );
         const offering = await deps.connections.offering(connection.product_offering);
         const limit = offering?.maximum_port_quantity ?? null;
         if (limit !== null && connection.port_quantity >= limit)
-          throw new UnableToFulfillError(`the offering allows at most ${limit} port(s) per connection`);
+          throw new UnableToFulfillError(
+            'connection',
+            `the offering allows at most ${limit} port(s) per connection`,
+          );
         const { reservation, messages } = await deps.connections.reserve(
           input,
           offering?.physical_port_speed ?? 0,
@@ -205,7 +211,10 @@ export function portReservationOperations(deps: {
         const scope = await writes.scope(caller);
         const { reservation } = await load(params.id, scope, 'change');
         if (GONE.includes(reservation.state))
-          throw new UnableToFulfillError(`the reservation is ${reservation.state}; it takes no LOA any more`);
+          throw new UnableToFulfillError(
+            'state',
+            `the reservation is ${reservation.state}; it takes no LOA any more`,
+          );
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
         const { reservation: stored, messages } = await deps.connections.storeReservationLoa(params.id, body);

@@ -13,6 +13,7 @@ import {
   ROLE_ASSIGNMENT_REFERENCES,
   describeConflicts,
   findConflicts,
+  forgetRoleAssignments,
 } from '../references';
 import { Op, QueryTypes } from 'sequelize';
 import type { Guard, Written } from './contact-repository';
@@ -203,6 +204,7 @@ export function createAccountRepository(deps: {
           });
           if (conflicts.length) {
             throw new UnableToFulfillError(
+              'billing_information',
               `${describeConflicts(conflicts)} bill to this account, so it keeps its billing information`,
               conflicts,
             );
@@ -252,6 +254,7 @@ export function createAccountRepository(deps: {
         ];
         if (conflicts.length) {
           throw new UnableToFulfillError(
+            'id',
             `account ${id} is still in use by ${describeConflicts(conflicts)}`,
             conflicts,
           );
@@ -259,6 +262,7 @@ export function createAccountRepository(deps: {
         // Queued while the row still says whether on-boarding waits; the workflow then finds it gone.
         const messages = await signalWaitingOnboarding(deps, [id], transaction);
         await models.RoleAssignment.destroy({ where: { id: { [Op.in]: assignments } }, transaction });
+        await forgetRoleAssignments(sequelize, assignments, transaction);
         await models.Contact.destroy({ where: { id: { [Op.in]: contacts } }, transaction });
         await models.RefreshToken.destroy({ where: { accountId: id }, transaction });
         await models.ApiKey.destroy({ where: { accountId: id }, transaction });

@@ -11,9 +11,10 @@ import type { EventType } from '../../domain/events';
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
-import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { isGoing, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { readResource } from '../collection';
+import { liveRow } from '../references';
 import { connections } from '../connections-collection';
 import { portReservations } from '../port-reservations-collection';
 import { newId } from '../ids';
@@ -197,7 +198,11 @@ export function createConnectionRepository(deps: {
       {},
       transaction,
     );
-    if (!row) throw new UnableToFulfillError('this exchange has no account of its own to hold ports');
+    if (!row)
+      throw new UnableToFulfillError(
+        'product_offering',
+        'this exchange has no account of its own to hold ports',
+      );
     return row.id;
   }
 
@@ -302,10 +307,13 @@ export function createConnectionRepository(deps: {
       notice: string | null;
       initial: string | null;
       billing_start: string | null;
+      configs_go: string | null;
     }>(
       `SELECT ${subject}.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
          o.contract_initial_period AS initial,
-         DATE_FORMAT(${subject}.current_billing_start_date, '%Y-%m-%d') AS billing_start
+         DATE_FORMAT(${subject}.current_billing_start_date, '%Y-%m-%d') AS billing_start,
+         (SELECT DATE_FORMAT(MAX(n.decommission_at), '%Y-%m-%d') FROM network_service_configs n
+           WHERE n.connection = c.id AND n.vlan_held) AS configs_go
        FROM ${kind === 'connection' ? 'connections c' : 'port_reservations r JOIN connections c ON c.id = r.connection'}
        LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE ${subject}.id = :id`,
       { id },
@@ -313,23 +321,41 @@ export function createConnectionRepository(deps: {
     if (!row) return undefined;
     return {
       state: row.state,
-      terms: { noticePeriod: row.notice, initialPeriod: row.initial, billingStart: row.billing_start },
+      terms: {
+        noticePeriod: row.notice,
+        initialPeriod: row.initial,
+        billingStart: row.billing_start,
+        // The connection goes no earlier than the configs on it, which are going already (a live
+        // one keeps it from going at all).
+        notBefore: kind === 'connection' ? row.configs_go : null,
+      },
     };
   }
 
   /**
-   * Refuses what would take the connection's ports or bundle from under its live service configs
-   * (they are decommissioned first), naming each config in the way.
+   * Refuses what would take the connection's ports or bundle from under service configs, naming
+   * each config in the way: to go, the connection waits for its live configs to be asked to go
+   * first (it then goes no earlier than they do); a change of how the ports are bundled waits for
+   * every config on it to be gone.
    */
-  async function refuseWhileCarrying(id: string, what: string, transaction: Transaction) {
+  async function refuseWhileCarrying(
+    id: string,
+    what: string,
+    transaction: Transaction,
+    which: 'live' | 'held' = 'held',
+  ) {
     const configs = await select<{ id: string }>(
-      'SELECT id FROM network_service_configs WHERE connection = :id AND vlan_held ORDER BY id',
+      `SELECT n.id FROM network_service_configs n WHERE n.connection = :id AND n.vlan_held
+         ${which === 'live' ? `AND ${liveRow('n')}` : ''} ORDER BY n.id`,
       { id },
       transaction,
     );
     if (configs.length)
       throw new UnableToFulfillError(
-        `${what} while it carries ${configs.map((config) => config.id).join(', ')}; decommission those first`,
+        which === 'live' ? 'id' : 'mode',
+        which === 'live'
+          ? `${what} while ${configs.map((config) => config.id).join(', ')} ${configs.length > 1 ? 'are' : 'is'} live on it; decommission ${configs.length > 1 ? 'those' : 'it'} first (DELETE /network-service-configs/{id}), then the connection goes no earlier than they do`
+          : `${what} while it carries ${configs.map((config) => config.id).join(', ')}; decommission those first`,
         configs.map((config) => ({
           resource_type: 'connections',
           resource_id: id,
@@ -612,6 +638,15 @@ export function createConnectionRepository(deps: {
     /** The facts a cancellation policy of the connection is worked out from. */
     cancellationTerms: (id: string) => termsOf('connection', id),
 
+    /** The service configs still on the connection's ports (holding a VLAN there), by id. */
+    async carriedConfigs(id: string): Promise<string[]> {
+      const rows = await select<{ id: string }>(
+        'SELECT id FROM network_service_configs WHERE connection = :id AND vlan_held ORDER BY id',
+        { id },
+      );
+      return rows.map((row) => row.id);
+    },
+
     /**
      * Asks for the connection to go: a connection in production is decommissioned on the policy's
      * day; one still being provisioned is cancelled as soon as its workflow can stop; one
@@ -624,7 +659,7 @@ export function createConnectionRepository(deps: {
       return sequelize.transaction(async (transaction) => {
         const row = await lock(id, transaction);
         if (row.state !== 'decommissioned' && row.state !== 'cancelled')
-          await refuseWhileCarrying(id, 'the connection cannot go', transaction);
+          await refuseWhileCarrying(id, 'the connection cannot go', transaction, 'live');
         const messages: PendingMessage[] = [];
         const record = (type: EventType, payload: Record<string, unknown>) =>
           tell(
@@ -680,7 +715,7 @@ export function createConnectionRepository(deps: {
         ) {
           await sequelize.query(
             `UPDATE connections SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
-               charged_until = :charged_until, updated_at = NOW(3) WHERE id = :id`,
+               charged_until = :charged_until, status = '[]', updated_at = NOW(3) WHERE id = :id`,
             { replacements: { id, ...policy }, transaction },
           );
           await record('connection.cancellation_requested', { state: row.state });
@@ -940,9 +975,12 @@ export function createConnectionRepository(deps: {
         };
         if (reservation.state === 'decommissioned' || reservation.state === 'cancelled') {
           await moveTo(transition(reservation.state, 'archive'));
+        } else if (isGoing(row.state, row.cancel_requested_at !== null)) {
+          // The connection is going: its reservations go with it, on its day.
         } else if (reservation.state === 'production') {
           if (row.state !== 'production')
             throw new UnableToFulfillError(
+              'id',
               `the connection is ${row.state}; its ports can be given back once it is in production`,
             );
           const [kept] = await select<{ n: number }>(
@@ -952,6 +990,7 @@ export function createConnectionRepository(deps: {
           );
           if (Number(kept.n) <= 1)
             throw new UnableToFulfillError(
+              'id',
               'this is the last port of its connection: cancel the connection (DELETE /connections/{id}) instead',
               [
                 {
@@ -970,6 +1009,7 @@ export function createConnectionRepository(deps: {
           messages.push(await reconsider(reservation.connection, transaction));
         } else if (reservation.state !== 'decommission_requested' && reservation.state !== 'archived') {
           throw new UnableToFulfillError(
+            'id',
             `the reservation is ${reservation.state}; it can be given back once its port is in production`,
           );
         }

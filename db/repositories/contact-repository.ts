@@ -4,7 +4,12 @@ import { missingFields } from '../../domain/contacts';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { newId } from '../ids';
 import type { ContactRow, Models } from '../models';
-import { ROLE_ASSIGNMENT_REFERENCES, describeConflicts, findConflicts } from '../references';
+import {
+  ROLE_ASSIGNMENT_REFERENCES,
+  describeConflicts,
+  findConflicts,
+  forgetRoleAssignments,
+} from '../references';
 import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
@@ -191,11 +196,13 @@ export function createContactRepository(deps: {
         });
         if (conflicts.length) {
           throw new UnableToFulfillError(
+            'id',
             `contact ${id} holds a role that ${describeConflicts(conflicts)} still needs`,
             conflicts,
           );
         }
         await models.RoleAssignment.destroy({ where: { contact: id }, transaction });
+        await forgetRoleAssignments(sequelize, assignments, transaction);
         await row.destroy({ transaction });
         await events.append(
           {
@@ -235,6 +242,7 @@ export function createContactRepository(deps: {
         const missing = missingFields(contact, role.requiredFields);
         if (missing.length) {
           throw new UnableToFulfillError(
+            'contact',
             `the role "${role.name}" requires the contact's ${missing.join(', ')}; fill ${missing.length > 1 ? 'them' : 'it'} first`,
             missing.map((field) => ({
               resource_type: 'contacts',
@@ -250,7 +258,7 @@ export function createContactRepository(deps: {
           transaction,
         });
         if (existing) {
-          throw new UnableToFulfillError(`the contact already holds the role "${role.name}"`, [
+          throw new UnableToFulfillError('role', `the contact already holds the role "${role.name}"`, [
             {
               resource_type: 'contacts',
               resource_id: contact.id,
@@ -286,11 +294,13 @@ export function createContactRepository(deps: {
         });
         if (conflicts.length) {
           throw new UnableToFulfillError(
+            'id',
             `${describeConflicts(conflicts)} still needs this role assignment`,
             conflicts,
           );
         }
         await row.destroy({ transaction });
+        await forgetRoleAssignments(sequelize, [id], transaction);
         return assignmentChanged('role_assignment.deleted', assignment, contact, transaction);
       });
     },

@@ -48,7 +48,7 @@ export function createIpRepository(deps: { sequelize: Sequelize; events: EventRe
       },
     );
     if (existing)
-      throw new UnableToFulfillError(`${input.address} is registered for this account already`, [
+      throw new UnableToFulfillError('address', `${input.address} is registered for this account already`, [
         {
           resource_type: 'ips',
           resource_id: existing.id,

@@ -170,7 +170,7 @@ export function createLifecycleStore<R>(deps: {
     ) {
       await run(
         `UPDATE ${table} SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
-           charged_until = :charged_until, updated_at = NOW(3) WHERE id = :id`,
+           charged_until = :charged_until, status = '[]', updated_at = NOW(3) WHERE id = :id`,
         { id, ...policy },
         transaction,
       );

@@ -3,6 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import { normaliseMac } from '../../domain/macs';
 import { readResource } from '../collection';
+import { liveRow } from '../references';
 import { newId } from '../ids';
 import { macs } from '../macs-collection';
 import type { EventRepository } from './event-repository';
@@ -51,7 +52,7 @@ export function createMacRepository(deps: { sequelize: Sequelize; events: EventR
           },
         );
         if (existing)
-          throw new UnableToFulfillError(`${address} is registered for this account already`, [
+          throw new UnableToFulfillError('address', `${address} is registered for this account already`, [
             {
               resource_type: 'macs',
               resource_id: existing.id,
@@ -97,19 +98,21 @@ export function createMacRepository(deps: { sequelize: Sequelize; events: EventR
         const mac = await read(id, transaction);
         if (!mac) throw new NotFoundError(`no macs with id ${id}`);
         allowed(mac);
-        // Configs that are gone keep no hold on their MACs.
+        // Only live configs hold on to their MACs: one whose configs are all going may be deleted
+        // (it leaves their lists at once; their devices keep it until they are decommissioned).
         const users = await sequelize.query<{ id: string }>(
           `SELECT n.id FROM network_service_config_macs x JOIN network_service_configs n ON n.id = x.network_service_config
-           WHERE x.mac = :id AND n.vlan_held ORDER BY n.id`,
+           WHERE x.mac = :id AND ${liveRow('n')} ORDER BY n.id`,
           { replacements: { id }, type: QueryTypes.SELECT, transaction },
         );
         if (users.length)
           throw new UnableToFulfillError(
-            `${mac.address} is in use on ${users.map((user) => user.id).join(', ')}; take it off first`,
+            'id',
+            `${mac.address} is in use on ${users.map((user) => user.id).join(', ')}; take it off ${users.length > 1 ? 'them' : 'it'} (change its macs) or decommission ${users.length > 1 ? 'them' : 'it'} first`,
             users.map((user) => ({
               resource_type: 'macs',
               resource_id: id,
-              resource_property: null,
+              resource_property: 'macs',
               remote_resource_type: 'network-service-configs',
               remote_resource_id: user.id,
             })),

@@ -86,15 +86,19 @@ export function createMemberJoiningRuleRepository(deps: {
   }
 
   const alreadyRuled = (existing: string, account: string) =>
-    new UnableToFulfillError(`${existing} rules on ${account} for this service already; change that rule`, [
-      {
-        resource_type: 'member-joining-rules',
-        resource_id: existing,
-        resource_property: 'consuming_account',
-        remote_resource_type: 'accounts',
-        remote_resource_id: account,
-      },
-    ]);
+    new UnableToFulfillError(
+      'consuming_account',
+      `${existing} rules on ${account} for this service already; change that rule`,
+      [
+        {
+          resource_type: 'member-joining-rules',
+          resource_id: existing,
+          resource_property: 'consuming_account',
+          remote_resource_type: 'accounts',
+          remote_resource_id: account,
+        },
+      ],
+    );
 
   async function ruleNaming(order: MemberJoiningRuleOrder, except: string, transaction?: Transaction) {
     const [existing] = await select<{ id: string }>(
@@ -153,6 +157,7 @@ export function createMemberJoiningRuleRepository(deps: {
     if (effects.problems.length) throw new ValidationError(effects.problems);
     if (effects.conflicts.length)
       throw new UnableToFulfillError(
+        'id',
         `live configs of the member rely on its admission: ${effects.conflicts.map((c) => c.remote_resource_id).join(', ')}; decommission them first`,
         effects.conflicts,
       );

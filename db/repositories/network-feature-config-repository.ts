@@ -127,7 +127,7 @@ export function createNetworkFeatureConfigRepository(deps: {
       transaction,
     );
     if (twin)
-      throw new UnableToFulfillError(`${twin.id} holds this session already`, [
+      throw new UnableToFulfillError('ip', `${twin.id} holds this session already`, [
         {
           resource_type: 'network-feature-configs',
           resource_id: twin.id,

@@ -14,7 +14,7 @@ import type {
 } from '../../domain/network-service-configs';
 import { absentConfigOrder, siblingClashes } from '../../domain/network-service-configs';
 import type { State } from '../../domain/states';
-import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
@@ -75,12 +75,7 @@ export interface ConfigAgenda extends StoredAgenda {
 }
 
 /** States a config no longer changes from. */
-export const CONFIG_GOING: readonly State[] = [
-  'decommission_requested',
-  'decommissioned',
-  'cancelled',
-  'archived',
-];
+export const CONFIG_GOING = GOING_STATES;
 
 export const configWorkflowId = (configId: string) => `ixapi:network-service-config:${configId}`;
 
@@ -199,10 +194,11 @@ export function createNetworkServiceConfigRepository(deps: {
       transaction,
     );
     const chosen = chooseTags(wanted, others);
-    if (!chosen) throw new UnableToFulfillError(`no VLAN is free on ${connection}`);
+    if (!chosen) throw new UnableToFulfillError('vlan_config', `no VLAN is free on ${connection}`);
     const clashes = others.filter((other) => !taggingsCompatible(chosen, other));
     if (clashes.length)
       throw new UnableToFulfillError(
+        'vlan_config',
         `the VLAN config clashes with ${clashes.map((c) => c.id).join(', ')} on ${connection}`,
         clashes.map((other) =>
           conflict('network-service-configs', other.id, 'vlan_config', 'connections', connection),
@@ -256,7 +252,10 @@ export function createNetworkServiceConfigRepository(deps: {
       if (!prefix) continue;
       const free = firstFreeHost(prefix, taken);
       if (free === null)
-        throw new UnableToFulfillError(`the IPv${version} subnet of ${config.network_service} is full`);
+        throw new UnableToFulfillError(
+          'network_service',
+          `the IPv${version} subnet of ${config.network_service} is full`,
+        );
       const address = formatAddress(version, free);
       // An address whose quarantine is over starts afresh.
       await run(
@@ -345,7 +344,11 @@ export function createNetworkServiceConfigRepository(deps: {
     );
     if (clashes.problems.length) throw new ValidationError(clashes.problems);
     if (clashes.conflicts.length)
-      throw new UnableToFulfillError(clashes.reasons.join('; '), clashes.conflicts);
+      throw new UnableToFulfillError(
+        clashes.conflicts[0]?.resource_property ?? 'connection',
+        clashes.reasons.join('; '),
+        clashes.conflicts,
+      );
   }
 
   const tagColumns = (tagging: Tagging) => ({

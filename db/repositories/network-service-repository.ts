@@ -450,7 +450,7 @@ export function createNetworkServiceRepository(deps: {
         const row = await lock(id, transaction);
         const stored = await storedRow(id, transaction);
         if (changeRequestOfRow(stored))
-          throw new UnableToFulfillError(`${id} has an open change request; it is answered first`, [
+          throw new UnableToFulfillError('id', `${id} has an open change request; it is answered first`, [
             {
               resource_type: 'network-services',
               resource_id: id,
@@ -460,7 +460,10 @@ export function createNetworkServiceRepository(deps: {
             },
           ]);
         if (row.state !== 'production')
-          throw new UnableToFulfillError(`${id} is ${row.state}; change requests are taken in production`);
+          throw new UnableToFulfillError(
+            'id',
+            `${id} is ${row.state}; change requests are taken in production`,
+          );
         const to = transition(row.state, 'request_change');
         await run(
           `UPDATE network_services SET state = :to, change_requested_at = NOW(3),

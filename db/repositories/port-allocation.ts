@@ -92,6 +92,7 @@ export function createPortAllocation(sequelize: Sequelize) {
           : `at ${demand.pop}`;
       const noPorts = () =>
         new UnableToFulfillError(
+          demand.device ? 'connection' : 'product_offering',
           `no device ${where} has ${demand.quantity} free ${demand.speed} Mbit/s port(s)`,
         );
       if (!pops.length) throw noPorts();

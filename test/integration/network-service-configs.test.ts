@@ -271,6 +271,96 @@ describe('exchange-LAN network service configs', function () {
     assert.equal(Number(reused.n), 0);
   });
 
+  it('lets what a going config holds go too: its MAC at once, its connection no earlier than it and off the device after it', async () => {
+    const connection = await liveConnection(token);
+    const filter = await mac('02:5e:00:00:aa:07');
+    const created = await request('POST', '/network-service-configs', {
+      token,
+      body: order(connection, { macs: [filter] }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    await reached(id, 'production');
+
+    // A live config holds both; the refusals say what to change and name it.
+    for (const path of [`/connections/${connection}`, `/macs/${filter}`]) {
+      const held = await request('DELETE', path, { token });
+      assert.equal(held.status, 400, held.text);
+      assert.match(held.body.type, /unable-to-fulfill/);
+      assert.deepEqual(propertyNames(held), ['id'], held.text);
+      assert.deepEqual(
+        (held.body.conflicts as Array<{ remote_resource_id: string }>).map((c) => c.remote_resource_id),
+        [id],
+      );
+    }
+
+    const going = await request('DELETE', `/network-service-configs/${id}`, { token, body: null });
+    assert.equal(going.status, 202, going.text);
+    assert.equal(going.body.state, 'decommission_requested');
+    const configDay = going.body.decommission_at as string;
+
+    // The MAC goes at once, and leaves the config's list.
+    const macGone = await request('DELETE', `/macs/${filter}`, { token });
+    assert.equal(macGone.status, 200, macGone.text);
+    assert.deepEqual((await read(id)).macs, []);
+    assert.equal((await request('GET', `/macs/${filter}`, { token })).status, 404);
+
+    // The connection goes no earlier than its config, and its policy says so.
+    const policy = await request('GET', `/connections/${connection}/cancellation-policy`, { token });
+    assert.equal(policy.status, 200, policy.text);
+    assert.ok(policy.body.decommission_at >= configDay, policy.text);
+    const today = new Date().toISOString().slice(0, 10);
+    if (configDay > today) {
+      const early = await request('DELETE', `/connections/${connection}`, {
+        token,
+        body: { decommission_at: today },
+      });
+      assert.equal(early.status, 400, early.text);
+      assert.match(early.body.type, /cancellation-policy-error/);
+      assert.equal(early.body.decommission_at, policy.body.decommission_at);
+      assert.deepEqual(propertyNames(early), ['decommission_at']);
+    }
+    const accepted = await request('DELETE', `/connections/${connection}`, { token, body: {} });
+    assert.equal(accepted.status, 202, accepted.text);
+    assert.equal(accepted.body.state, 'decommission_requested');
+    assert.equal(accepted.body.decommission_at, policy.body.decommission_at);
+
+    // Brought forward first, the connection still waits for its config to be off the device.
+    const connectionFlow = stack().temporal.client.workflow.getHandle(`ixapi:connection:${connection}`);
+    await eventually('the connection waiting for its day', async () =>
+      String(await connectionFlow.query('provisioningStep')).startsWith('decommissioning on')
+        ? true
+        : undefined,
+    );
+    await connectionFlow.signal('decommissionNow');
+    await eventually('the connection at its teardown', async () =>
+      String(await connectionFlow.query('provisioningStep')) === 'taking the connection off the device'
+        ? true
+        : undefined,
+    );
+    const device = await deviceOf(connection);
+    assert.equal((await read(id)).state, 'decommission_requested');
+    assert.equal(
+      (await request('GET', `/connections/${connection}`, { token })).body.state,
+      'decommission_requested',
+      'the connection waits for the config on its ports',
+    );
+    assert.equal((await new LabDriver(stack().db.sequelize).readServices(device, [id])).length, 1);
+
+    const configFlow = stack().temporal.client.workflow.getHandle(configWorkflowId(id));
+    await eventually('the config waiting for its day', async () =>
+      String(await configFlow.query('provisioningStep')).startsWith('decommissioning on') ? true : undefined,
+    );
+    await configFlow.signal('decommissionNow');
+    await reached(id, 'decommissioned');
+    await reaches(token, `/connections/${connection}`, 'decommissioned');
+    const [ports] = await stack().db.sequelize.query<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM ports WHERE connection = :connection',
+      { replacements: { connection }, type: QueryTypes.SELECT },
+    );
+    assert.equal(Number(ports.n), 0, 'the ports went back to the exchange');
+  });
+
   it('puts a config the device refuses in error, and configures it again when an operator asks', async () => {
     const connection = await liveConnection(token);
     await new LabDriver(stack().db.sequelize).store.injectFault({

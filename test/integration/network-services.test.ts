@@ -320,6 +320,18 @@ describe('network services ordered by customers', function () {
         spree,
         vcConfig('spree', 'cloud_vc', service.id, first, { handover: 1, cloud_vlan: null }),
       );
+      await reaches(spree, `/network-service-configs/${handover1}`, 'production');
+      // Its status follows each end going live: it waits for the second handover only.
+      await eventually('the service waiting for handover 2 only', async () => {
+        const waiting = (await request('GET', path, { token: spree })).body as Service;
+        return waiting.state === 'allocated' &&
+          waiting.status.length === 1 &&
+          waiting.status[0].tag === 'waiting_for_configs' &&
+          waiting.status[0].message.includes('handover 2') &&
+          !waiting.status[0].message.includes('handover 1')
+          ? true
+          : undefined;
+      });
       const same = await request('POST', '/network-service-configs', {
         token: spree,
         body: vcConfig('spree', 'cloud_vc', service.id, first, { handover: 2, cloud_vlan: null }),

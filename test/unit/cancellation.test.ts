@@ -54,6 +54,31 @@ describe('cancellation policy', () => {
     assert.equal(cancellationPolicy(never, '2026-11-23', '2026-11-01').tooEarly, true);
   });
 
+  it('goes no earlier than the resources relying on it, which are going already', () => {
+    // The configs on a connection go on 2027-01-15: the connection's notice would let it go sooner.
+    const carrying = { ...billed, notBefore: '2027-01-15' };
+    assert.deepEqual(cancellationPolicy(carrying, '2026-11-23'), {
+      decommission_at: '2027-01-15',
+      charged_until: '2027-01-31',
+      tooEarly: false,
+    });
+    assert.equal(cancellationPolicy(carrying, '2026-11-23', '2027-01-14').tooEarly, true);
+    assert.equal(cancellationPolicy(carrying, '2026-11-23', '2027-01-15').tooEarly, false);
+    // Their day before the notice period's end changes nothing.
+    assert.deepEqual(cancellationPolicy({ ...billed, notBefore: '2026-11-25' }, '2026-11-23'), {
+      decommission_at: '2026-12-23',
+      charged_until: '2026-12-31',
+      tooEarly: false,
+    });
+    const never = { ...billed, billingStart: null, notBefore: '2026-11-30' };
+    assert.deepEqual(cancellationPolicy(never, '2026-11-23'), {
+      decommission_at: '2026-11-30',
+      charged_until: '2026-11-23',
+      tooEarly: false,
+    });
+    assert.equal(cancellationPolicy(never, '2026-11-23', '2026-11-24').tooEarly, true);
+  });
+
   it('never decommissions before the charged period ends, for any day and notice', () => {
     const day = fc
       .date({ min: new Date('2020-01-01'), max: new Date('2035-12-31'), noInvalidDate: true })

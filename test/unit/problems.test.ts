@@ -18,6 +18,7 @@ import {
   SignatureExpiredError,
   UnableToFulfillError,
   ValidationError,
+  CancellationPolicyError,
 } from '../../domain/errors';
 
 /** Every domain error becomes its IX-API problem, through the one error middleware. */
@@ -30,8 +31,13 @@ describe('problem responses from domain errors', () => {
     expired: () => new SignatureExpiredError('expired'),
     denied: () => new PermissionDeniedError('not yours to change'),
     missing: () => new NotFoundError('no such thing'),
+    policy: () =>
+      new CancellationPolicyError('the first possible day is 2027-01-15', {
+        decommission_at: '2027-01-15',
+        charged_until: '2027-01-31',
+      }),
     conflict: () =>
-      new UnableToFulfillError('still in use', [
+      new UnableToFulfillError('id', 'contact con-1 holds a role that role-assignments ra-1 still needs', [
         {
           resource_type: 'contacts',
           resource_id: 'con-1',
@@ -75,6 +81,7 @@ describe('problem responses from domain errors', () => {
     ['denied', 403, 'permission-denied'],
     ['missing', 404, 'not-found'],
     ['conflict', 400, 'unable-to-fulfill'],
+    ['policy', 400, 'cancellation-policy-error'],
   ];
   for (const [kind, status, type] of expectations) {
     it(`maps ${kind} to ${status} ${type}`, async () => {
@@ -93,6 +100,29 @@ describe('problem responses from domain errors', () => {
     assert.deepEqual(validation.properties, [{ name: 'address.country', reason: 'Must be two letters.' }]);
     const conflict = (await (await fetch(`${base}/conflict`)).json()) as { conflicts: unknown[] };
     assert.equal(conflict.conflicts.length, 1);
+  });
+
+  it('names what to change in the properties of every 400, whatever its type', async () => {
+    for (const kind of ['validation', 'conflict', 'policy', 'duplicate', 'reference', 'deadlock']) {
+      const body = (await (await fetch(`${base}/${kind}`)).json()) as {
+        status: number;
+        detail: string;
+        properties?: Array<{ name: unknown; reason: unknown }>;
+      };
+      assert.equal(body.status, 400, kind);
+      assert.ok(body.properties?.length, `${kind}: ${JSON.stringify(body)}`);
+      for (const property of body.properties)
+        assert.ok(typeof property.name === 'string' && typeof property.reason === 'string', kind);
+    }
+    const conflict = (await (await fetch(`${base}/conflict`)).json()) as Record<string, unknown>;
+    assert.deepEqual(conflict.properties, [
+      { name: 'id', reason: 'contact con-1 holds a role that role-assignments ra-1 still needs' },
+    ]);
+    const policy = (await (await fetch(`${base}/policy`)).json()) as Record<string, unknown>;
+    assert.deepEqual(policy.properties, [
+      { name: 'decommission_at', reason: 'the first possible day is 2027-01-15' },
+    ]);
+    assert.equal(policy.decommission_at, '2027-01-15');
   });
 
   it('answers an unexpected error with a 500 problem that leaks nothing', async () => {

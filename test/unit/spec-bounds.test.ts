@@ -12,8 +12,8 @@ type Json = Record<string, any>;
 const RESPONSE_ONLY: readonly string[] = [
   // Error answers: written by the server, capped where they are built (at most 20 properties).
   'Problem',
-  'ValidationProblem',
   'UnableToFulfillProblem',
+  'ProblemProperties',
   'Conflict',
   // Tokens the server issues, and what it says about itself.
   'AuthToken',

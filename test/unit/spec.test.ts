@@ -389,7 +389,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('describes conflicts as 400 unable-to-fulfill problems with a list of conflicts', () => {
+  it('describes conflicts as 400 unable-to-fulfill problems with what to change and a list of conflicts', () => {
     const responses = document.components.responses as Record<string, Json>;
     const oneOf = responses.ValidationOrConflict.content['application/json'].schema.oneOf as Json[];
     assert.deepEqual(
@@ -410,15 +410,20 @@ describe('the OpenAPI document', () => {
     const unable = {
       ...problem,
       type: 'https://errors.ix-api.net/v2/unable-to-fulfill.html',
+      properties: [{ name: 'id', reason: 'role-assignments ra1 still needs it' }],
       conflicts: [conflict],
     };
     assert.equal(validate(unable), true, ajv.errorsText(validate.errors));
     const invalid = {
       ...problem,
       type: 'https://errors.ix-api.net/v2/validation-error.html',
-      properties: [],
+      properties: [{ name: 'name', reason: 'Give a name.' }],
     };
     assert.equal(validate(invalid), true, ajv.errorsText(validate.errors));
+    // Every 400 says what to change: no problem without properties, none with an empty list.
+    const { properties: _said, ...unexplained } = unable;
+    assert.equal(validate(unexplained), false, 'an unable-to-fulfill problem without properties');
+    assert.equal(validate({ ...invalid, properties: [] }), false, 'an empty list of properties');
     assert.equal(
       validate({ ...problem, type: unable.type }),
       false,
