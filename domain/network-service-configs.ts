@@ -46,7 +46,10 @@ export type ConfigOrder = {
   role: P2mpRole | null;
   /** cloud_vc: which of the service's redundant handovers, 1..diversity. */
   handover: number | null;
-  /** cloud_vc: the provider VLAN picked; null for all unmatched ones (or the only one). */
+  /**
+   * cloud_vc: the provider VLAN picked; null for all unmatched ones (or the only one). An order or
+   * replacement that leaves it out means null (`absentConfigOrder`), as a single-VLAN offering wants.
+   */
   cloud_vlan: number | null;
 };
 

@@ -3898,9 +3898,9 @@ export interface components {
             handover: number;
             /**
              * Format: int32
-             * @description Provider-side VLAN when the offering has multi provider VLANs (null: all unmatched ones); null or absent for single.
+             * @description Provider-side VLAN when the offering has multi provider VLANs (null: all unmatched ones); null or absent for single. Omitted means null.
              */
-            cloud_vlan: number | null;
+            cloud_vlan?: number | null;
         };
         /** @description Full replacement of a cloud_vc network service config. */
         CloudNetworkServiceConfigUpdate: {
@@ -3933,9 +3933,9 @@ export interface components {
             handover: number;
             /**
              * Format: int32
-             * @description Provider-side VLAN when the offering has multi provider VLANs (null: all unmatched ones); null or absent for single.
+             * @description Provider-side VLAN when the offering has multi provider VLANs (null: all unmatched ones); null or absent for single. Omitted means null.
              */
-            cloud_vlan: number | null;
+            cloud_vlan?: number | null;
         };
         /** @description Partial update of a cloud_vc network service config. */
         CloudNetworkServiceConfigPatch: {

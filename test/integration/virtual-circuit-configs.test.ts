@@ -566,6 +566,49 @@ describe('network service configs of virtual circuits', function () {
     await reaches(spree, `/network-service-configs/${other.id}`, 'production');
   });
 
+  it('takes a cloud config that leaves cloud_vlan out as one with cloud_vlan null, ordered or replaced', async () => {
+    // The Terraform provider leaves cloud_vlan out when it is not set; out means null.
+    const stratus = await serviceFixture('cloud_vc', {
+      product_offering: 'po-cloud-stratus-fra',
+      diversity: 1,
+      cloud_key: 'stratus-spree004',
+    });
+    const ordered = await created(spree, vcConfig('spree', 'cloud_vc', stratus, spreeFra, { handover: 1 }));
+    assert.equal(ordered.cloud_vlan, null);
+    assert.equal((await read(spree, ordered.id)).cloud_vlan, null);
+    await conflicting(
+      post(spree, vcConfig('spree', 'cloud_vc', stratus, spreeFra, { handover: 1, cloud_vlan: null })),
+      ordered.id,
+    );
+
+    const nimbus = await serviceFixture('cloud_vc', {
+      product_offering: 'po-cloud-nimbus-fra',
+      diversity: 2,
+      cloud_key: 'nimbus-spree-0005',
+    });
+    const picked = await created(
+      spree,
+      vcConfig('spree', 'cloud_vc', nimbus, spreeFra, { handover: 1, cloud_vlan: 300 }),
+    );
+    const { network_service: _service, ...replacing } = vcConfig('spree', 'cloud_vc', nimbus, spreeFra, {
+      handover: 1,
+      vlan_config: picked.vlan_config,
+    });
+    const replaced = await request('PUT', `/network-service-configs/${picked.id}`, {
+      token: spree,
+      body: replacing,
+    });
+    assert.equal(replaced.status, 202, replaced.text);
+    assert.equal(
+      replaced.body.cloud_vlan,
+      null,
+      'a replacement without cloud_vlan takes the unmatched VLANs',
+    );
+    await reaches(spree, `/network-service-configs/${ordered.id}`, 'production');
+    await reaches(spree, `/network-service-configs/${picked.id}`, 'production');
+    assert.equal((await read(spree, picked.id)).cloud_vlan, null);
+  });
+
   it('changes a config by PUT and PATCH under the same rules; a new role or handover goes onto the device', async () => {
     const p2mp = await serviceFixture('p2mp_vc', { product_offering: 'po-p2mp-vc-fra' });
     const leaf = await created(spree, vcConfig('spree', 'p2mp_vc', p2mp, spreeFra));
