@@ -30,6 +30,7 @@ const FAMILIES: Record<string, string> = {
   NS: 'Network services customers order',
   MJR: 'Member joining rules',
   CR: 'Change requests of point-to-point circuits (profile full)',
+  DEP: 'Destroying what others depend on, in dependency order (profile full)',
   RATE: 'Rate limits (every 429 the run met)',
 };
 

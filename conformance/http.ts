@@ -74,6 +74,13 @@ function excerpt(body: unknown): unknown {
   return body;
 }
 
+/** A 400 the server answered, as the run keeps it for the check of every 400's `properties`. */
+export interface Refusal {
+  /** The problem as answered (parsed JSON, unredacted; undefined when it was no JSON). */
+  body: unknown;
+  exchange: RecordedExchange;
+}
+
 export interface HttpClientOptions {
   timeoutMs?: number;
   /** How 429 answers are waited out; see `RetryPolicy`. */
@@ -92,6 +99,8 @@ export class HttpClient {
   readonly policy: RetryPolicy;
   /** Every 429 this client was answered, in order. */
   readonly throttles: Throttle[] = [];
+  /** Every 400 this client was answered, in order. */
+  readonly refusals: Refusal[] = [];
   private readonly timeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
 
@@ -113,6 +122,7 @@ export class HttpClient {
     for (let attempt = 0; ; attempt += 1) {
       const { response, exchange } = await this.once(request, record);
       if (response.status !== 429) {
+        if (response.status === 400) this.refusals.push({ body: response.body, exchange });
         record?.(exchange);
         return response;
       }

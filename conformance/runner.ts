@@ -28,6 +28,8 @@ const DEFAULT_DEADLINE_MS = 60_000;
 export class CheckContext {
   readonly findings: Finding[] = [];
   readonly evidence: RecordedExchange[] = [];
+  /** What the check could not judge and why, though it judged the rest; the result's reason. */
+  readonly notes: string[] = [];
   /** How long the check waited out the server's 429s; its deadline does not count that time. */
   throttledMs = 0;
 
@@ -51,6 +53,14 @@ export class CheckContext {
   should(condition: unknown, message: string): boolean {
     if (!condition) this.findings.push({ severity: 'should', message });
     return Boolean(condition);
+  }
+
+  /**
+   * Says what the check left unjudged (a day it cannot wait for, say) while it judged the rest; the
+   * report shows it as the reason of whatever outcome the check comes to.
+   */
+  note(message: string): void {
+    this.notes.push(message);
   }
 
   notApplicable(reason: string): never {
@@ -152,7 +162,7 @@ export async function runCheck(
     operations: [...definition.operations],
     outcome,
     findings: t.findings,
-    reason,
+    reason: [reason, ...t.notes].filter(Boolean).join('; ') || undefined,
     evidence: t.evidence,
     durationMs: Date.now() - started,
   });

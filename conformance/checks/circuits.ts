@@ -14,6 +14,7 @@ import {
 import { conflictNames, exchangeLans, handoverNetworks, tagged, vlanConfigFor } from './configs';
 import { isZero, sensitiveOfSchemas } from './isolation';
 import { cleanUp, waitFor } from './lifecycle';
+import { propertyNames } from './statuses';
 import type { Item } from './orders';
 import {
   cancel,
@@ -68,9 +69,9 @@ const MULTIPOINT = ['mp2mp_vc', 'p2mp_vc'];
 const ORDERED = ['p2p_vc', ...MULTIPOINT, 'cloud_vc'];
 
 /** What ordering a service needs besides the operation under test. */
-const ORDERING_SERVICES = [CREATE, SERVICES.read, SERVICES.destroy, 'product_offerings_list'];
+export const ORDERING_SERVICES = [CREATE, SERVICES.read, SERVICES.destroy, 'product_offerings_list'];
 /** What ordering a config of a service needs besides ordering the service. */
-const ORDERING_VC_CONFIGS = [
+export const ORDERING_VC_CONFIGS = [
   CONFIG_CREATE,
   CONFIG_DESTROY,
   CONFIGS.read,
@@ -81,7 +82,7 @@ const ORDERING_VC_CONFIGS = [
 /** States a new service may be answered in: ordered, not yet (or already) in production. */
 const EARLY = ['requested', 'allocated', 'testing', 'scheduled', 'production'];
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
 async function accountOf(t: CheckContext, role: Role): Promise<string> {
   return (
@@ -98,7 +99,7 @@ async function secondAccount(t: CheckContext, purpose: string): Promise<string> 
 }
 
 /** Offerings of `type` a customer orders a service from today, by id. */
-async function serviceOfferings(t: CheckContext, type: string, query = ''): Promise<Item[]> {
+export async function serviceOfferings(t: CheckContext, type: string, query = ''): Promise<Item[]> {
   return (await wholeList(t, 'product_offerings_list', { query: `type=${type}${query}` }))
     .filter(
       (offering) =>
@@ -113,7 +114,7 @@ async function offeringOf(t: CheckContext, type: string): Promise<Item> {
 }
 
 /** Connections of `role`'s account in production, by the metro area network they are in. */
-async function liveConnections(t: CheckContext, role: Role): Promise<Map<string, Item>> {
+export async function liveConnections(t: CheckContext, role: Role): Promise<Map<string, Item>> {
   const account = await accountOf(t, role);
   const networks = await handoverNetworks(t);
   const live = (await wholeList(t, 'connections_list', { role }))
@@ -146,7 +147,7 @@ async function placed(
   );
 }
 
-interface Ordered {
+export interface OrderedService {
   service: Item;
   id: string;
   marker: string;
@@ -173,7 +174,7 @@ async function attemptService(t: CheckContext, body: Item): Promise<HttpResponse
  * Orders a service of the primary account's. An order the exchange refuses as invalid leaves
  * nothing to judge: the suite cannot know every exchange's rules.
  */
-async function orderService(t: CheckContext, body: Item, what: string): Promise<Ordered> {
+export async function orderService(t: CheckContext, body: Item, what: string): Promise<OrderedService> {
   const marker = newMarker();
   const sent = { ...body, external_ref: marker };
   const response = await attemptService(t, sent);
@@ -189,7 +190,12 @@ async function orderService(t: CheckContext, body: Item, what: string): Promise<
 }
 
 /** The order of a service of the primary account's own. */
-async function ownOrder(t: CheckContext, type: string, offering: Item, extra: Item = {}): Promise<Item> {
+export async function ownOrder(
+  t: CheckContext,
+  type: string,
+  offering: Item,
+  extra: Item = {},
+): Promise<Item> {
   const primary = await accountOf(t, 'primary');
   return {
     type,
@@ -202,7 +208,7 @@ async function ownOrder(t: CheckContext, type: string, offering: Item, extra: It
 }
 
 /** Orders a private multipoint service of the primary account's. */
-async function privateService(t: CheckContext, type = 'mp2mp_vc', offering?: Item): Promise<Ordered> {
+async function privateService(t: CheckContext, type = 'mp2mp_vc', offering?: Item): Promise<OrderedService> {
   const from = offering ?? (await offeringOf(t, type));
   return orderService(
     t,
@@ -217,7 +223,7 @@ async function circuitTo(
   joining: string,
   offering?: Item,
   extra: Item = {},
-): Promise<Ordered> {
+): Promise<OrderedService> {
   const from = offering ?? (await offeringOf(t, 'p2p_vc'));
   return orderService(
     t,
@@ -235,7 +241,7 @@ async function circuitTo(
  * it is cancelled or decommissioned, so that nothing the suite ordered stays behind as cancelled (a
  * state older revisions do not know). What goes on a later day stays until then.
  */
-async function finish(t: CheckContext): Promise<void> {
+export async function finish(t: CheckContext): Promise<void> {
   const ordered = t.suite.ledger
     .outstanding()
     .filter((entry) => entry.id !== undefined && [CONFIG_DESTROY, SERVICES.destroy].includes(entry.destroy))
@@ -1053,7 +1059,7 @@ const EARLY_REQUEST_CHECK: CheckDefinition = {
 // ---------------------------------------------------------------------------------------------
 
 /** Sends a config of a service as `role`, written into the ledger first. */
-async function attemptConfig(
+export async function attemptConfig(
   t: CheckContext,
   role: Role,
   service: Item,
@@ -1096,7 +1102,7 @@ async function attemptConfig(
 }
 
 /** A config the check needs; refused as invalid, nothing can be judged. */
-async function orderVcConfig(
+export async function orderVcConfig(
   t: CheckContext,
   role: Role,
   service: Item,
@@ -1481,6 +1487,111 @@ const CHANGE_CHECK: CheckDefinition = {
   },
 };
 
+/** Properties of a cloud_vc config a PUT replaces it with (CloudNetworkServiceConfigUpdate). */
+const CLOUD_CONFIG_UPDATE = [
+  'type',
+  'managing_account',
+  'consuming_account',
+  'billing_account',
+  'role_assignments',
+  'connection',
+  'vlan_config',
+  'external_ref',
+  'purchase_order',
+  'contract_ref',
+  'handover',
+];
+
+const OMITTED_VLAN_CHECK: CheckDefinition = {
+  id: 'NSC-013',
+  title: 'A cloud config may leave out cloud_vlan, which is then null',
+  clause:
+    'Network service configs: cloud_vlan may be left out of a cloud_vc config, on POST and on PUT, and left out it is null (for an offering with a single provider VLAN the only value it may have, for one with several every provider VLAN no other config of the service selects): a POST without it answers 201 with cloud_vlan null, not a 400 naming it, and so does the config read; a PUT without it answers 202 and the config reads cloud_vlan null. The service is ordered from an exchange_first offering handed over where the primary account has a connection in production, one with a single provider VLAN where there is one; INCONCLUSIVE without one, or when the exchange refuses the service.',
+  operations: [CONFIG_CREATE, 'network_service_configs_update'],
+  requires: [...ORDERING_SERVICES, ...ORDERING_VC_CONFIGS],
+  safety: 'mutate',
+  deadlineMs: 120_000,
+  async run(t) {
+    try {
+      const connections = await liveConnections(t, 'primary');
+      const offering =
+        (await serviceOfferings(t, 'cloud_vc'))
+          .filter(
+            (candidate) =>
+              candidate.service_provider_workflow === 'exchange_first' &&
+              connections.has(String(candidate.handover_metro_area_network)),
+          )
+          .sort((a, b) => Number(a.provider_vlans !== 'single') - Number(b.provider_vlans !== 'single'))[0] ??
+        t.inconclusive(
+          'no exchange_first cloud_vc offering is handed over where the primary account has a connection in production',
+        );
+      const connection = connections.get(String(offering.handover_metro_area_network))!;
+      const { service, id } = await orderService(
+        t,
+        await ownOrder(t, 'cloud_vc', offering, { cloud_key: newMarker() }),
+        'a cloud_vc service',
+      );
+      const { response, id: configId } = await attemptConfig(t, 'primary', service, connection, {
+        handover: 1,
+      });
+      const what = `a cloud_vc config of service ${id} (provider_vlans ${show(offering.provider_vlans)}) on handover 1 without cloud_vlan`;
+      if (response.status === 400 && propertyNames(response.body).includes('cloud_vlan'))
+        return void t.must(
+          false,
+          `${what} was refused as ${problemTypeOf(response)} naming cloud_vlan; left out, it is null`,
+        );
+      if (response.status === 400 && hasProblemType(response, 'unable-to-fulfill'))
+        t.inconclusive(`the exchange cannot provide ${what}: ${response.text.slice(0, 200)}`);
+      if (
+        !t.must(
+          response.status === 201 && configId !== undefined,
+          `${what} answered ${response.status}, not 201: ${response.text.slice(0, 200)}`,
+        )
+      )
+        return;
+      const config = response.body as Item;
+      t.must(
+        'cloud_vlan' in config && config.cloud_vlan === null,
+        `${what} answers cloud_vlan ${show(config.cloud_vlan)}, not null`,
+      );
+      const read = await current(t, CONFIGS, configId!);
+      if (read)
+        t.must(
+          read.cloud_vlan === null,
+          `config ${configId} reads cloud_vlan ${show(read.cloud_vlan)}, not null`,
+        );
+      if (!read || !t.suite.isDeclared('network_service_configs_update')) return;
+      const replacement: Item = Object.fromEntries(
+        CLOUD_CONFIG_UPDATE.filter((name) => read[name] !== undefined).map((name) => [name, read[name]]),
+      );
+      replacement.external_ref = `${typeof read.external_ref === 'string' ? read.external_ref : newMarker()}-replaced`;
+      const put = await t.call('network_service_configs_update', { id: configId, body: replacement });
+      const replaced = `a PUT of config ${configId} without cloud_vlan`;
+      if (put.status === 400 && propertyNames(put.body).includes('cloud_vlan'))
+        return void t.must(false, `${replaced} was refused as ${problemTypeOf(put)} naming cloud_vlan`);
+      if (put.status === 400 && hasProblemType(put, 'unable-to-fulfill'))
+        t.inconclusive(`the exchange does not take ${replaced} now: ${put.text.slice(0, 200)}`);
+      if (
+        !t.must(put.status === 202, `${replaced} answered ${put.status}, not 202: ${put.text.slice(0, 200)}`)
+      )
+        return;
+      const shown = await waitFor(
+        t,
+        CONFIGS.read,
+        configId!,
+        (body) => body.external_ref === replacement.external_ref,
+        SETTLING_MS,
+      );
+      t.must(
+        shown && shown.cloud_vlan === null,
+        `after ${replaced} config ${configId} reads external_ref ${show(shown?.external_ref)} and cloud_vlan ${show(shown?.cloud_vlan)}, not ${show(replacement.external_ref)} and null`,
+      );
+    } finally {
+      await finish(t);
+    }
+  },
+};
+
 /** Read-only checks of the services and rules the primary account has. */
 export const CIRCUIT_READ_CHECKS: CheckDefinition[] = [POLICY_CHECK, RULE_LINKS_CHECK];
 
@@ -1497,5 +1608,6 @@ export const CIRCUIT_CHECKS: CheckDefinition[] = [
   CLOUD_CONFIG_CHECK,
   ROOT_CONFIG_CHECK,
   MEMBER_CONFIG_CHECK,
+  OMITTED_VLAN_CHECK,
   CHANGE_CHECK,
 ];

@@ -64,7 +64,7 @@ const idList = (list: readonly string[]) => (list.length ? [...list].sort().join
 /** A type of config other than exchange_lan, which a PATCH of an exchange-LAN config must not take. */
 const OTHER_TYPE = 'p2p_vc';
 
-interface Access {
+export interface Access {
   /** The exchange LAN, as the primary account sees it. */
   service: Item;
   connection: Item;
@@ -131,7 +131,7 @@ async function asnsOf(t: CheckContext): Promise<unknown[]> {
   return known ? (known.asns as unknown[]) : [DOCUMENTATION_ASN];
 }
 
-interface Ordered {
+export interface Ordered {
   config: Item;
   id: string;
   marker: string;
@@ -143,7 +143,7 @@ interface Ordered {
  * primary account's contacts in the roles the service requires. An order the exchange refuses
  * as invalid leaves nothing to judge: the suite cannot know every exchange's rules.
  */
-async function orderConfig(t: CheckContext, access: Access, extra: Item = {}): Promise<Ordered> {
+export async function orderConfig(t: CheckContext, access: Access, extra: Item = {}): Promise<Ordered> {
   const primary = (await t.session()).accountId;
   const required = Array.isArray(access.service.nsc_required_contact_roles)
     ? access.service.nsc_required_contact_roles
@@ -688,8 +688,37 @@ const ISOLATION_CHECK: CheckDefinition = {
 };
 
 /** A locally administered unicast MAC address nobody else uses. */
-const randomMac = () =>
+export const randomMac = (): string =>
   ['02', ...[...randomBytes(5)].map((byte) => byte.toString(16).padStart(2, '0'))].join(':');
+
+/**
+ * Registers a MAC address of the primary account's, written into the ledger first (found again by
+ * its address, which `/macs` filters by); a MAC the exchange refuses leaves nothing to judge.
+ */
+export async function registerMac(t: CheckContext): Promise<{ id: string; seq: number }> {
+  const primary = (await t.session()).accountId;
+  const marker = newMarker();
+  const address = randomMac();
+  const seq = t.suite.ledger.intend({
+    destroy: 'macs_destroy',
+    role: 'primary',
+    marker,
+    find: t.suite.isDeclared('macs_list') ? { list: 'macs_list', query: `address=${address}` } : undefined,
+  });
+  const created = await t.call('macs_create', {
+    body: { managing_account: primary, consuming_account: primary, address, external_ref: marker },
+  });
+  const mac = idOf(created.body);
+  if (created.status !== 201 || mac === undefined) {
+    t.suite.ledger.removed(seq);
+    if (created.status === 400)
+      t.inconclusive(`the exchange refused the suite's MAC address: ${created.text.slice(0, 200)}`);
+    t.must(false, `registering a MAC address answered ${created.status}, not 201`);
+    return t.inconclusive('without the MAC nothing else could be judged');
+  }
+  t.suite.ledger.created(seq, mac);
+  return { id: mac, seq };
+}
 
 const MAC_CHECK: CheckDefinition = {
   id: 'NSC-009',
@@ -703,33 +732,7 @@ const MAC_CHECK: CheckDefinition = {
   async run(t) {
     try {
       const { id } = await liveConfig(t);
-      const primary = (await t.session()).accountId;
-      const marker = newMarker();
-      const seq = t.suite.ledger.intend({
-        destroy: 'macs_destroy',
-        role: 'primary',
-        marker,
-        find: t.suite.isDeclared('macs_list')
-          ? { list: 'macs_list', query: `external_ref=${marker}` }
-          : undefined,
-      });
-      const created = await t.call('macs_create', {
-        body: {
-          managing_account: primary,
-          consuming_account: primary,
-          address: randomMac(),
-          external_ref: marker,
-        },
-      });
-      const mac = idOf(created.body);
-      if (created.status !== 201 || mac === undefined) {
-        t.suite.ledger.removed(seq);
-        if (created.status === 400)
-          t.inconclusive(`the exchange refused the suite's MAC address: ${created.text.slice(0, 200)}`);
-        t.must(false, `registering a MAC address answered ${created.status}, not 201`);
-        return;
-      }
-      t.suite.ledger.created(seq, mac);
+      const { id: mac, seq } = await registerMac(t);
       await change(t, CONFIGS, PATCH, id, { type: 'exchange_lan', macs: [mac] }, ['macs']);
       const held = await t.call('macs_destroy', { id: mac });
       if (

@@ -7,7 +7,8 @@ import { collectionChecks } from './collections';
 import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
 import { DISCOVERY_CHECKS } from './discovery';
-import { ERROR_CHECKS } from './errors';
+import { DEPENDENCY_CHECKS } from './dependencies';
+import { ERROR_CHECKS, PROPERTIES_CHECKS, REFUSAL_CHECKS } from './errors';
 import { IDEMPOTENCY_CHECKS } from './idempotency';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
@@ -19,7 +20,7 @@ import { statusChecks } from './statuses';
 
 /**
  * The registry: every check, in the order a run takes them (discovery first, mutations last, then
- * the rate limits the whole run met).
+ * the 400s and the rate limits the whole run met).
  */
 export function allChecks(document: OpenApiDocument): CheckDefinition[] {
   const checks = [
@@ -34,12 +35,15 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...CIRCUIT_READ_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
+    ...REFUSAL_CHECKS,
     ...IDEMPOTENCY_CHECKS,
     ...ORDER_CHECKS,
     ...CONFIG_CHECKS,
     ...SESSION_CHECKS,
     ...CIRCUIT_CHECKS,
-    // Last: they judge every 429 the run met.
+    ...DEPENDENCY_CHECKS,
+    // Last: they judge every 400 and every 429 the run met.
+    ...PROPERTIES_CHECKS,
     ...LIMIT_CHECKS,
   ];
   const ids = new Set<string>();

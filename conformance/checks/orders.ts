@@ -117,6 +117,7 @@ async function orderBody(
   mode: 'standalone' | 'lag_lacp',
   marker: string,
   choice?: OfferingChoice,
+  extraRoles: readonly string[] = [],
 ): Promise<Item> {
   if (t.suite.revision.name === 'older')
     t.notApplicable(
@@ -157,7 +158,7 @@ async function orderBody(
     managing_account: primary,
     consuming_account: primary,
     billing_account: primary,
-    role_assignments: roles,
+    role_assignments: [...roles, ...extraRoles.filter((assignment) => !roles.includes(assignment))],
     product_offering: offering.id,
     mode,
     port_quantity: 1,
@@ -170,14 +171,15 @@ async function orderBody(
  * Orders a connection of the suite's own, written into the ledger first, and gives its
  * provisioning a while to reach production (what follows is judged either way). An order the
  * exchange refuses as invalid leaves nothing to judge: the suite cannot know every exchange's rules.
+ * `roleAssignments` are named besides those of the roles the offering requires.
  */
 export async function orderConnection(
   t: CheckContext,
   mode: 'standalone' | 'lag_lacp' = 'standalone',
-  options: { choice?: OfferingChoice; waitMs?: number } = {},
+  options: { choice?: OfferingChoice; waitMs?: number; roleAssignments?: readonly string[] } = {},
 ): Promise<{ connection: Item; id: string; marker: string }> {
   const marker = newMarker();
-  const body = await orderBody(t, mode, marker, options.choice);
+  const body = await orderBody(t, mode, marker, options.choice, options.roleAssignments);
   const seq = t.suite.ledger.intend({
     destroy: 'connections_destroy',
     role: 'primary',

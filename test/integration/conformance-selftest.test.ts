@@ -8,6 +8,7 @@ import { runConformance } from '../../conformance';
 import { CIRCUIT_FAULTS } from '../../conformance/selftest/circuit-faults';
 import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';
 import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults';
+import { DEPENDENCY_FAULTS } from '../../conformance/selftest/dependency-faults';
 import type { Fault } from '../../conformance/selftest/faults';
 import { FAULTS as GENERAL_FAULTS } from '../../conformance/selftest/faults';
 import type { ProxiedRequest } from '../../conformance/selftest/messages';
@@ -50,7 +51,8 @@ const PRIMARY = 'acc-transit-partners';
 /**
  * Faults in any collection and in what it answers without page_limit, in connections and port
  * reservations, in network service configs, in route-server sessions and statistics, in virtual
- * circuits, and in rate limits and retried writes.
+ * circuits, in destroying what others depend on and the properties of refusals, and in rate limits
+ * and retried writes.
  */
 const FAULTS: readonly Fault[] = [
   ...GENERAL_FAULTS,
@@ -59,6 +61,7 @@ const FAULTS: readonly Fault[] = [
   ...CONFIG_FAULTS,
   ...SESSION_FAULTS,
   ...CIRCUIT_FAULTS,
+  ...DEPENDENCY_FAULTS,
   ...RETRY_FAULTS,
 ];
 
