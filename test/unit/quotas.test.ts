@@ -41,6 +41,7 @@ describe('quotas', () => {
     assert.match(error.message, /QUOTA_PORTS/);
     assert.match(error.message, /at most 4/);
     assert.deepEqual(error.extensions(), {
+      properties: [{ name: 'managing_account', reason: error.message }],
       conflicts: [
         {
           resource_type: 'accounts',
