@@ -99,8 +99,7 @@ export async function provisionNetworkService({
         const said = missing.join('\n');
         await frame.waitFor(
           () =>
-            !frame.latest().missing.length ||
-            (followEveryEnd && frame.latest().missing.join('\n') !== said),
+            !frame.latest().missing.length || (followEveryEnd && frame.latest().missing.join('\n') !== said),
           recheckMs,
         );
         await frame.look();
