@@ -10,7 +10,9 @@ const newMember = (name: string) => ({
   address: { country: 'DE', locality: 'Hamburg', postal_code: '20095', street_address: 'Jungfernstieg 1' },
 });
 
-describe('account on-boarding workflow', () => {
+describe('account on-boarding workflow', function () {
+  // The first workflow of a run meets a worker and a server that have just started.
+  this.timeout(120_000);
   it('keeps a new account requested, says what is missing, and moves it to production once it is there', async () => {
     const { db, api, temporal } = stack();
     const { account, start } = await db.accounts.create(newMember('Elbe Networks'));
@@ -18,10 +20,14 @@ describe('account on-boarding workflow', () => {
     assert.equal(start.workflowId, `ixapi:account:${account.id}`);
     assert.equal(await api.starter.deliver(start), true);
 
-    const waiting = await eventually('the status to name the missing legal contact', async () => {
-      const current = await db.accounts.findById(account.id);
-      return current?.status.length ? current : undefined;
-    });
+    const waiting = await eventually(
+      'the status to name the missing legal contact',
+      async () => {
+        const current = await db.accounts.findById(account.id);
+        return current?.status.length ? current : undefined;
+      },
+      60_000,
+    );
     assert.equal(waiting.state, 'requested');
     assert.deepEqual(
       waiting.status.map((s) => [s.tag, s.attrs.role]),
