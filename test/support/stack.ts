@@ -160,11 +160,21 @@ function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Databa
 /**
  * Another API process on the stack's database and Temporal server, configured by the stack's
  * environment with `overrides` (lower limits, other keys), on a free port; stop it when done.
+ * `metricsPort: 0` turns its metrics listener on at a free port (`metricsUrl`).
  */
-export async function startSecondApi(overrides: NodeJS.ProcessEnv): Promise<ApiService> {
+export async function startSecondApi(
+  overrides: NodeJS.ProcessEnv,
+  options: { metricsPort?: number | null } = {},
+): Promise<ApiService> {
   const running = stack();
   const config = loadConfig({ ...running.env, ...overrides });
-  return startApi({ config, logger: running.logger, db: running.db, port: 0 });
+  return startApi({
+    config,
+    logger: running.logger,
+    db: running.db,
+    port: 0,
+    metricsPort: options.metricsPort,
+  });
 }
 
 /**
