@@ -30,9 +30,9 @@ describe('metrics', function () {
     await api?.stop(1_000);
   });
 
-  async function scrape(): Promise<Samples> {
-    assert.ok(api.metricsUrl, 'the metrics listener is on');
-    const response = await fetch(api.metricsUrl);
+  async function scrape(url = api.metricsUrl): Promise<Samples> {
+    assert.ok(url, 'the metrics listener is on');
+    const response = await fetch(url);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     return parseSamples(await response.text());
@@ -105,7 +105,7 @@ describe('metrics', function () {
     assert.ok(![...after.keys()].some((key) => key.includes('no-such')), 'no path in any label');
   });
 
-  it('counts an order, and the outbox backlog returns to zero once it is relayed', async () => {
+  it('counts an order, its device-driver calls in the worker, and the outbox back to zero', async () => {
     const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
     const login = await request('POST', '/auth/token', {
       ...via,
@@ -113,6 +113,7 @@ describe('metrics', function () {
     });
     const token = login.body.access_token as string;
     const before = await scrape();
+    const workerBefore = await scrape(stack().workerMetrics.url);
     const created = await request('POST', '/connections', {
       ...via,
       token,
@@ -146,6 +147,13 @@ describe('metrics', function () {
         ? true
         : undefined,
     );
+    const worker = await scrape(stack().workerMetrics.url);
+    const calls = (operation: string) =>
+      sampleOf(worker, 'ixapi_driver_call_duration_seconds_count', { driver: 'lab', operation }) -
+      sampleOf(workerBefore, 'ixapi_driver_call_duration_seconds_count', { driver: 'lab', operation });
+    for (const operation of ['load', 'commit', 'readOptics']) assert.ok(calls(operation) >= 1, operation);
+    assert.ok(worker.has('ixapi_nodejs_eventloop_lag_seconds'));
+    assert.ok(worker.has('ixapi_db_pool_connections{state="in_use"}'));
   });
 
   it('counts rate-limit refusals by limit', async () => {
