@@ -13,6 +13,8 @@ import type { KeyStates } from './authenticate';
 import { createAuthenticate } from './authenticate';
 import { renderDocsPage } from './docs-page';
 import type { Idempotency } from './idempotency';
+import type { RequestMetrics } from './metrics';
+import { measureRequests } from './metrics';
 import type { MountedOperation, OperationDefinition, RequestGuards } from './operations';
 import { mountOperations } from './operations';
 import { problemHandler } from './problems';
@@ -56,6 +58,8 @@ export interface AppOptions {
   publicBaseUrl: string;
   /** Body and path validators over `document`; compiled here when not given. */
   validators?: RequestValidators;
+  /** Request metrics (api/metrics.ts), when the metrics listener is on. */
+  metrics?: RequestMetrics;
   /** Built from the mounted operations; receives what was routed so discovery can report it. */
   operations: (mounted: () => readonly MountedOperation[]) => OperationDefinition[];
 }
@@ -64,6 +68,7 @@ export function createApp(options: AppOptions) {
   const { logger, document } = options;
   const app = express();
   app.disable('x-powered-by');
+  if (options.metrics) app.use(measureRequests(options.metrics));
   app.set('etag', false);
   if (options.trustProxy !== undefined) app.set('trust proxy', trustProxyValue(options.trustProxy));
   // Every parameter counts: the request line is bounded already (api/listener.ts), and a list longer

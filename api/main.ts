@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   // The exchange's devices are driven by the lab driver, as in the worker.
   const driver = new LabDriver(db.sequelize, { latencyMs: config.labDeviceLatencyMs });
   const api = await startApi({ config, logger, db, driver });
-  logger.info({ url: api.url }, 'API listening');
+  logger.info({ url: api.url, metrics: api.metricsUrl }, 'API listening');
 
   // SIGTERM (a deploy, a scale-down): stop taking connections, let requests under way finish within
   // SHUTDOWN_TIMEOUT, then close the database. A second signal ends the process at once.

@@ -127,6 +127,11 @@ export function mountOperations(options: {
     const path = expressPath(spec.path);
     const mediaTypes = Object.keys(spec.operation.requestBody?.content ?? {});
     const retrySafe = definition.authenticated && WRITE_METHODS.has(spec.method);
+    // Read by the request metrics (api/metrics.ts): the operation id, never the path, labels a request.
+    const named: RequestHandler = (_req, res, next) => {
+      res.locals.operationId = definition.operationId;
+      next();
+    };
     const guard: RequestHandler = async (req, res, next) => {
       if (definition.authenticated) await guards.caller(req, res.locals.caller as Caller);
       else await guards.anonymous(req, definition.operationId);
@@ -179,8 +184,8 @@ export function mountOperations(options: {
       else res.json(reply.body);
     };
     const chain = definition.authenticated
-      ? [noStore, authenticate, guard, mediaTypeCheck, ...bodyParsers(mediaTypes, true), handler]
-      : [noStore, guard, mediaTypeCheck, ...bodyParsers(mediaTypes, false), handler];
+      ? [named, noStore, authenticate, guard, mediaTypeCheck, ...bodyParsers(mediaTypes, true), handler]
+      : [named, noStore, guard, mediaTypeCheck, ...bodyParsers(mediaTypes, false), handler];
     router[spec.method](path, ...chain);
     mounted.push({ operationId: definition.operationId, method: spec.method, path: spec.path });
     const methods = methodsByPath.get(path) ?? new Set<string>();

@@ -15,6 +15,8 @@ import {
 
 /** Writes an IX-API problem response. */
 export function sendProblem(res: Response, error: DomainError): void {
+  // Read by the request metrics (api/metrics.ts) once the answer is sent.
+  res.locals.problemType = error.typeName;
   res
     .status(error.status)
     .type('application/json')
@@ -83,6 +85,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (error instanceof RequestProblem) {
+      res.locals.problemType = error.type;
       res.set(error.headers).status(error.status).type('application/json').json(error.body());
       return;
     }

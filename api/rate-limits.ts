@@ -52,6 +52,14 @@ export function addressKey(address: string | undefined): string {
     .join(':')}::/64`;
 }
 
+/** The limits as metrics label them, after their settings (RATE_LIMIT_AUTH_PER_ADDRESS, ...). */
+export const RATE_LIMIT_NAMES: Record<keyof RateLimits, string> = {
+  authByAddress: 'auth_per_address',
+  authByKey: 'auth_per_key',
+  byAccount: 'per_account',
+  byAddress: 'per_address',
+};
+
 const what: Record<keyof RateLimits, string> = {
   authByAddress: 'token requests from your address',
   authByKey: 'token requests for this API key',
@@ -68,6 +76,8 @@ export function createRateLimits(deps: {
   sequelize: Sequelize;
   settings: RateLimitSettings;
   logger: Logger;
+  /** Told of every request a limit refuses, by the limit's name of RATE_LIMIT_NAMES. */
+  onRefused?: (limit: string) => void;
 }): RateLimits {
   const dbName = deps.sequelize.getDatabaseName();
   const make = (name: keyof RateLimits, limit: RateLimit | null): Limiter => {
@@ -92,6 +102,7 @@ export function createRateLimits(deps: {
           deps.logger.warn({ err: outcome, limit: name }, 'a rate limit could not be counted');
           return;
         }
+        deps.onRefused?.(RATE_LIMIT_NAMES[name]);
         const seconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
         throw tooManyRequests(
           `Too many ${what[name]}: at most ${limit.points} in ${limit.durationSeconds} s. Try again in ${seconds} s.`,

@@ -38,12 +38,16 @@ import { createIdempotency } from './idempotency';
 import { createListener } from './listener';
 import type { RequestGuards } from './operations';
 import { addressKey, clearExpiredRateLimits, createRateLimits } from './rate-limits';
+import type { MetricsListener, RequestMetrics } from './metrics';
+import { createApiMetrics, createMetricsRegistry, startMetricsListener } from './metrics';
 
 export interface ApiService {
   server: Server;
   url: string;
   temporal: TemporalHandle;
   starter: WorkflowStarter;
+  /** The metrics listener's `/metrics` URL, when METRICS_PORT (or the `metricsPort` option) is set. */
+  metricsUrl: string | undefined;
   /**
    * Stops gracefully: no new connections are taken, requests under way finish (their answers close
    * the connection), then the relay and the Temporal connection stop. Requests still running after
@@ -61,11 +65,18 @@ export async function startApi(options: {
   driver?: OpticsSource;
   /** Port to listen on; defaults to the configured one (0 picks a free port). */
   port?: number;
+  /** Port of the metrics listener; defaults to METRICS_PORT (0 picks a free port, null: none). */
+  metricsPort?: number | null;
   relayIntervalMs?: number;
   /** How old an undelivered workflow start must be before the relay takes it over. */
   relayGraceMs?: number;
 }): Promise<ApiService> {
   const { config, logger, db } = options;
+  const metricsPort = options.metricsPort === undefined ? config.metricsPort : options.metricsPort;
+  const metricsRegistry = metricsPort === null ? undefined : createMetricsRegistry();
+  const metrics: RequestMetrics | undefined = metricsRegistry
+    ? createApiMetrics({ registry: metricsRegistry, sequelize: db.sequelize, outbox: db.outbox, logger })
+    : undefined;
   const { temporal, starter } = connectWorkflowStarter({ config, outbox: db.outbox, logger });
   const tokens = createTokenService({
     signingKey: config.tokenSigningKey,
@@ -78,6 +89,7 @@ export async function startApi(options: {
   const limits = createRateLimits({
     sequelize: db.sequelize,
     logger,
+    onRefused: metrics?.countRateLimitRefusal,
     settings: {
       authPerAddress: config.rateLimitAuthPerAddress,
       authPerKey: config.rateLimitAuthPerKey,
@@ -126,8 +138,14 @@ export async function startApi(options: {
     idempotency: createIdempotency(db.idempotencyKeys),
     trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
+    metrics,
     operations: (mounted) => [
-      ...authOperations({ credentials: db.credentials, tokens, limitPerKey: limits.authByKey }),
+      ...authOperations({
+        credentials: db.credentials,
+        tokens,
+        limitPerKey: limits.authByKey,
+        onToken: metrics?.countToken,
+      }),
       ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
       ...contactOperations({ contacts: db.contacts, validators, writes }),
       ...connectionOperations({ connections: db.connections, validators, writes }),
@@ -187,6 +205,20 @@ export async function startApi(options: {
   });
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
+  let metricsListener: MetricsListener | undefined;
+  if (metricsRegistry && metricsPort !== null) {
+    try {
+      metricsListener = await startMetricsListener({
+        registry: metricsRegistry,
+        host: config.host,
+        port: metricsPort,
+        logger,
+      });
+    } catch (error) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
+    }
+  }
   const stopRelay = runOutboxRelay({
     starter,
     outbox: db.outbox,
@@ -225,6 +257,7 @@ export async function startApi(options: {
     url: `http://127.0.0.1:${boundPort}/api/v2`,
     temporal,
     starter,
+    metricsUrl: metricsListener?.url,
     async stop(deadlineMs = config.shutdownTimeoutSeconds * 1000) {
       draining = true;
       for (const response of underWay) if (!response.headersSent) response.setHeader('Connection', 'close');
@@ -241,6 +274,7 @@ export async function startApi(options: {
       }
       await stopRelay();
       await stopHousekeeping();
+      await metricsListener?.close();
       await temporal.close();
     },
   };

@@ -69,6 +69,10 @@ export interface Config {
    * once: ports, sub-accounts and open orders; 0 means no limit.
    */
   quotas: { ports: number; sub_accounts: number; open_orders: number };
+  /** Port of the process's own Prometheus listener (`GET /metrics`); null when metrics are off. */
+  metricsPort: number | null;
+  /** Port of the Temporal SDK runtime's Prometheus exporter in the worker; null when it is off. */
+  temporalMetricsPort: number | null;
 }
 
 /** So many requests per window of so many seconds. */
@@ -243,6 +247,18 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description:
       'orders of one account tree that may be open at once: connections, port reservations, network services and their configs ordered and not yet in production nor ended (0: no limit)',
   },
+  {
+    name: 'METRICS_PORT',
+    default: '',
+    description:
+      "TCP port (on HOST) of the process's own listener serving Prometheus metrics at GET /metrics, apart from the API; unset: no metrics listener",
+  },
+  {
+    name: 'TEMPORAL_METRICS_PORT',
+    default: '',
+    description:
+      "TCP port (on HOST) where the worker's Temporal SDK runtime serves its own Prometheus metrics; unset: none",
+  },
 ];
 
 /** The largest quota a setting takes; anything above it is a typo rather than a limit. */
@@ -321,6 +337,12 @@ function parseTemporalAddress(raw: string | undefined): string | undefined {
     throw new ConfigError('TEMPORAL_ADDRESS', `expected host:port, got "${raw}"`);
   }
   return raw.trim();
+}
+
+/** A port of its own for an optional listener; unset or empty turns it off. */
+function parseOptionalPort(variable: string, raw: string): number | null {
+  if (raw.trim() === '') return null;
+  return parseInteger(variable, raw, 1, 65535);
 }
 
 function parseName(variable: string, raw: string): string {
@@ -406,6 +428,17 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (refreshFamilyTtlSeconds <= accessTokenTtlSeconds) {
     throw new ConfigError('REFRESH_FAMILY_TTL', 'must be longer than ACCESS_TOKEN_TTL');
   }
+  const metricsPort = parseOptionalPort('METRICS_PORT', get('METRICS_PORT'));
+  const temporalMetricsPort = parseOptionalPort('TEMPORAL_METRICS_PORT', get('TEMPORAL_METRICS_PORT'));
+  for (const [variable, value] of [
+    ['METRICS_PORT', metricsPort],
+    ['TEMPORAL_METRICS_PORT', temporalMetricsPort],
+  ] as const) {
+    if (value !== null && value === port) throw new ConfigError(variable, 'must differ from PORT');
+  }
+  if (metricsPort !== null && metricsPort === temporalMetricsPort) {
+    throw new ConfigError('TEMPORAL_METRICS_PORT', 'must differ from METRICS_PORT');
+  }
   return {
     nodeEnv: get('NODE_ENV'),
     host: get('HOST'),
@@ -457,6 +490,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       sub_accounts: parseInteger('QUOTA_SUB_ACCOUNTS', get('QUOTA_SUB_ACCOUNTS'), 0, QUOTA_MAX),
       open_orders: parseInteger('QUOTA_OPEN_ORDERS', get('QUOTA_OPEN_ORDERS'), 0, QUOTA_MAX),
     },
+    metricsPort,
+    temporalMetricsPort,
   };
 }
 

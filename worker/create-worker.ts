@@ -6,14 +6,21 @@ import type { Activities } from '../activities';
 import { createActivities } from '../activities';
 import { LabDriver } from '../activities/drivers/lab';
 import { LabCloudProvider } from '../activities/drivers/lab-cloud';
+import type { DriverCall } from '../activities/drivers/metered-driver';
+import { meterDriver } from '../activities/drivers/metered-driver';
 import type { Config } from '../config/config';
 import type { Database } from '../db';
 
-/** The worker's activities over one database; devices and cloud providers are the lab's. */
+/**
+ * The worker's activities over one database; devices and cloud providers are the lab's. With
+ * `observeDriverCall`, every device-driver call is timed and reported to it (the worker's metrics).
+ */
 export function activitiesFor(
   db: Database,
   settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'>,
+  observeDriverCall?: (call: DriverCall) => void,
 ): Activities {
+  const driver = new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs });
   return createActivities({
     accounts: db.accounts,
     connections: db.connections,
@@ -21,7 +28,7 @@ export function activitiesFor(
     networkServiceConfigs: db.networkServiceConfigs,
     networkFeatureConfigs: db.networkFeatureConfigs,
     traffic: db.traffic,
-    driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
+    driver: observeDriverCall ? meterDriver(driver, observeDriverCall) : driver,
     cloudProvider: new LabCloudProvider(db.sequelize),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,

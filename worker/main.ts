@@ -6,7 +6,11 @@ import type { Config } from '../config/config';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
 import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
 import { openDatabase } from '../db';
+import type { MetricsListener } from '../api/metrics';
+import { createMetricsRegistry, startMetricsListener } from '../api/metrics';
 import { activitiesFor, createWorker } from './create-worker';
+import type { WorkerMetrics } from './metrics';
+import { createWorkerMetrics } from './metrics';
 
 async function connectWithRetry(address: string, log: (message: string) => void): Promise<NativeConnection> {
   for (let attempt = 1; ; attempt += 1) {
@@ -50,20 +54,47 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
   Runtime.install({
     logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) },
+      // The SDK's own series (task slots, poll and schedule-to-start latencies, sticky cache,
+      // activity and workflow outcomes), named the Prometheus way.
+      ...(config.temporalMetricsPort !== null && {
+        metrics: {
+          prometheus: {
+            bindAddress: `${config.host}:${config.temporalMetricsPort}`,
+            countersTotalSuffix: true,
+            unitSuffix: true,
+            useSecondsForDurations: true,
+          },
+        },
+      }),
+    },
   });
   const db = openDatabase({
     url: config.databaseUrl,
     poolMax: config.databasePoolMax,
     apiSecretHashKey: config.apiSecretHashKey,
   });
+  let metrics: WorkerMetrics | undefined;
+  let metricsListener: MetricsListener | undefined;
+  if (config.metricsPort !== null) {
+    const registry = createMetricsRegistry();
+    metrics = createWorkerMetrics({ registry, sequelize: db.sequelize, logger });
+    metricsListener = await startMetricsListener({
+      registry,
+      host: config.host,
+      port: config.metricsPort,
+      logger,
+    });
+    logger.info({ url: metricsListener.url }, 'worker metrics listening');
+  }
   const address = temporalAddressOf(config);
   const connection = await connectWithRetry(address, (message) => logger.warn(message));
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: activitiesFor(db, config),
+    activities: activitiesFor(db, config, metrics?.observeDriverCall),
     shutdownGraceMs: config.shutdownTimeoutSeconds * 1000,
   });
   logger.info(
@@ -76,6 +107,7 @@ async function main(): Promise<void> {
   await worker.run();
   await collecting;
   await connection.close();
+  await metricsListener?.close();
   await db.close();
   logger.info('worker stopped');
 }

@@ -1,5 +1,5 @@
 import type { CredentialRepository } from '../../db/repositories/credential-repository';
-import { AuthenticationError } from '../../domain/errors';
+import { AuthenticationError, SignatureExpiredError } from '../../domain/errors';
 import type { Schemas } from '../../spec';
 import type { OperationDefinition, Reply } from '../operations';
 import type { TokenService } from '../token-service';
@@ -13,8 +13,27 @@ export function authOperations(deps: {
   tokens: TokenService;
   /** Counts a login attempt for the API key it names (guessing one key's secret from many addresses). */
   limitPerKey: (apiKey: string) => Promise<void>;
+  /** Told of every pair issued and every request refused for its credentials or refresh token. */
+  onToken?: (operationId: string, outcome: 'issued' | 'refused') => void;
 }): OperationDefinition[] {
   const { credentials, tokens } = deps;
+
+  /** Reports the operation's outcome: a pair issued, or refused for what authenticates it. */
+  const reported = (definition: OperationDefinition): OperationDefinition => ({
+    ...definition,
+    async handle(context) {
+      try {
+        const reply = await definition.handle(context);
+        deps.onToken?.(definition.operationId, 'issued');
+        return reply;
+      } catch (error) {
+        if (error instanceof AuthenticationError || error instanceof SignatureExpiredError) {
+          deps.onToken?.(definition.operationId, 'refused');
+        }
+        throw error;
+      }
+    },
+  });
 
   async function issue(subject: {
     accountId: string;
@@ -34,7 +53,7 @@ export function authOperations(deps: {
     return { status: 201, body };
   }
 
-  return [
+  const definitions: OperationDefinition[] = [
     {
       operationId: 'auth_token_create',
       authenticated: false,
@@ -65,4 +84,5 @@ export function authOperations(deps: {
       },
     },
   ];
+  return deps.onToken ? definitions.map(reported) : definitions;
 }

@@ -22,6 +22,10 @@ import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { activitiesFor, createWorker } from '../../worker/create-worker';
+import type { MetricsListener } from '../../api/metrics';
+import { createMetricsRegistry, startMetricsListener } from '../../api/metrics';
+import type { WorkerMetrics } from '../../worker/metrics';
+import { createWorkerMetrics } from '../../worker/metrics';
 
 /**
  * The real stack the integration tests talk to: a throw-away MariaDB database, a Temporal dev
@@ -37,10 +41,14 @@ export interface TestStack {
   worker: Worker;
   credentials: DemoCredential[];
   logger: pino.Logger;
+  /** The worker's metrics listener (on a free port), as METRICS_PORT turns it on in a worker. */
+  workerMetrics: MetricsListener;
 }
 
 let current: TestStack | undefined;
 let workerRun: Promise<void> | undefined;
+/** The series of the stack's workers (one after another, see withoutWorker). */
+let workerSeries: WorkerMetrics | undefined;
 
 export function stack(): TestStack {
   if (!current) throw new Error('the integration stack is not running');
@@ -101,6 +109,14 @@ export async function startStack(): Promise<TestStack> {
   const credentials = await seedDemo(db);
   await addTestPorts(db);
   await createLabStore(db.sequelize).syncFromCatalogue();
+  const workerRegistry = createMetricsRegistry();
+  workerSeries = createWorkerMetrics({ registry: workerRegistry, sequelize: db.sequelize, logger });
+  const workerMetrics = await startMetricsListener({
+    registry: workerRegistry,
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+  });
   const worker = await newWorker(temporal, config, db);
   workerRun = worker.run();
   const api = await startApi({
@@ -116,7 +132,18 @@ export async function startStack(): Promise<TestStack> {
     taskQueue: config.temporalTaskQueue,
     intervalSeconds: config.statsSampleIntervalSeconds,
   });
-  current = { config, env, db, api, baseUrl: api.url, temporal, worker, credentials, logger };
+  current = {
+    config,
+    env,
+    db,
+    api,
+    baseUrl: api.url,
+    temporal,
+    worker,
+    credentials,
+    logger,
+    workerMetrics,
+  };
   return current;
 }
 
@@ -153,18 +180,28 @@ function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Databa
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: activitiesFor(db, config),
+    activities: activitiesFor(db, config, workerSeries?.observeDriverCall),
   });
 }
 
 /**
  * Another API process on the stack's database and Temporal server, configured by the stack's
  * environment with `overrides` (lower limits, other keys), on a free port; stop it when done.
+ * `metricsPort: 0` turns its metrics listener on at a free port (`metricsUrl`).
  */
-export async function startSecondApi(overrides: NodeJS.ProcessEnv): Promise<ApiService> {
+export async function startSecondApi(
+  overrides: NodeJS.ProcessEnv,
+  options: { metricsPort?: number | null } = {},
+): Promise<ApiService> {
   const running = stack();
   const config = loadConfig({ ...running.env, ...overrides });
-  return startApi({ config, logger: running.logger, db: running.db, port: 0 });
+  return startApi({
+    config,
+    logger: running.logger,
+    db: running.db,
+    port: 0,
+    metricsPort: options.metricsPort,
+  });
 }
 
 /**
@@ -194,6 +231,7 @@ export async function stopStack(): Promise<void> {
       running.worker.shutdown();
       await workerRun;
     },
+    () => running.workerMetrics.close(),
     () => running.db.close(),
     () => dropDatabase(running.config.databaseUrl),
     () => running.temporal.teardown(),

@@ -147,6 +147,19 @@ describe('configuration', () => {
     assert.throws(() => parseDuration('X', '1w'), ConfigError);
   });
 
+  it('serves metrics only on a port of their own, when one is set', () => {
+    assert.equal(loadConfig(keys).metricsPort, null);
+    assert.equal(loadConfig(keys).temporalMetricsPort, null);
+    const config = loadConfig({ ...keys, METRICS_PORT: '9464', TEMPORAL_METRICS_PORT: '9465' });
+    assert.equal(config.metricsPort, 9464);
+    assert.equal(config.temporalMetricsPort, 9465);
+    failsOn('METRICS_PORT', { METRICS_PORT: 'ninety' });
+    failsOn('METRICS_PORT', { METRICS_PORT: '0' });
+    failsOn('METRICS_PORT', { METRICS_PORT: '8000' });
+    failsOn('TEMPORAL_METRICS_PORT', { PORT: '9000', TEMPORAL_METRICS_PORT: '9000' });
+    failsOn('TEMPORAL_METRICS_PORT', { METRICS_PORT: '9464', TEMPORAL_METRICS_PORT: '9464' });
+  });
+
   it('documents every variable it reads', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
     assert.equal(new Set(names).size, names.length);

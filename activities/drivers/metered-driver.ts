@@ -1,0 +1,71 @@
+import type { DeviceDriver, DriverErrorCode } from './contract';
+import { DriverError } from './contract';
+
+/** Every call of the driver contract, the operations a metered driver times. */
+export const DRIVER_OPERATIONS = [
+  'load',
+  'diff',
+  'commit',
+  'rollback',
+  'readInterfaces',
+  'readLags',
+  'readOptics',
+  'readServices',
+  'readBgpSessions',
+  'readCounters',
+] as const satisfies ReadonlyArray<keyof DeviceDriver>;
+
+export type DriverOperation = (typeof DRIVER_OPERATIONS)[number];
+
+/** No call of the contract is left out of DRIVER_OPERATIONS (a compile-time check). */
+type UnmeteredCall = Exclude<
+  {
+    [K in keyof DeviceDriver]: DeviceDriver[K] extends (...args: never[]) => unknown ? K : never;
+  }[keyof DeviceDriver],
+  DriverOperation
+>;
+const everyCallMetered: [UnmeteredCall] extends [never] ? true : never = true;
+void everyCallMetered;
+
+/** One driver call as it ended: the driver's kind, the operation, its time, and its failure if any. */
+export interface DriverCall {
+  driver: string;
+  operation: DriverOperation;
+  seconds: number;
+  /** The driver's error code, `other` for anything not a DriverError; undefined when it succeeded. */
+  failure: DriverErrorCode | 'other' | undefined;
+}
+
+/**
+ * The driver, each call of its contract timed and reported to `observe` (for the worker's metrics);
+ * answers and errors pass through unchanged, and a failing `observe` never fails a call.
+ */
+export function meterDriver(driver: DeviceDriver, observe: (call: DriverCall) => void): DeviceDriver {
+  const report = (call: DriverCall) => {
+    try {
+      observe(call);
+    } catch {
+      // Metrics never break device work.
+    }
+  };
+  const metered = { kind: driver.kind, capabilities: driver.capabilities } as Record<string, unknown>;
+  for (const operation of DRIVER_OPERATIONS) {
+    metered[operation] = async (...args: unknown[]) => {
+      const start = process.hrtime.bigint();
+      const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+      try {
+        const answer: unknown = await (driver[operation] as (...a: unknown[]) => Promise<unknown>).apply(
+          driver,
+          args,
+        );
+        report({ driver: driver.kind, operation, seconds: seconds(), failure: undefined });
+        return answer;
+      } catch (error) {
+        const failure = error instanceof DriverError ? error.code : 'other';
+        report({ driver: driver.kind, operation, seconds: seconds(), failure });
+        throw error;
+      }
+    };
+  }
+  return metered as unknown as DeviceDriver;
+}

@@ -1,0 +1,312 @@
+import type { Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Sequelize } from 'sequelize';
+
+/** Every series of this project starts so (Prometheus naming: one prefix per application). */
+export const METRICS_PREFIX = 'ixapi_';
+/** The only path the metrics listener answers. */
+export const METRICS_PATH = '/metrics';
+/** The operation label of a request no IX-API operation took (unknown paths, methods, the docs). */
+export const UNROUTED = 'unrouted';
+
+/** Request durations in seconds, from a cached read to a slow write. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** `2xx`, `4xx`, `5xx`: the status as a label of five values at most. */
+export function statusClassOf(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
+}
+
+/**
+ * A registry of its own per process part (so that tests may run an API and a worker in one process),
+ * with Node's default metrics: CPU, memory, heap, event-loop lag, GC, handles.
+ */
+export function createMetricsRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
+  return registry;
+}
+
+/**
+ * Reports a failure to collect a metric: logged once per source (a scrape every few seconds would
+ * flood the log otherwise) and counted every time, so that a gauge gone stale is seen.
+ */
+export function createCollectionFailures(registry: Registry, logger: Logger) {
+  const failures = new Counter({
+    name: `${METRICS_PREFIX}metrics_collection_failures_total`,
+    help: 'Failures to collect a metric, by what was being collected',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+  const logged = new Set<string>();
+  return (source: string, error: unknown) => {
+    failures.inc({ source });
+    if (logged.has(source)) return;
+    logged.add(source);
+    logger.warn(
+      { err: error instanceof Error ? error.message : String(error), source },
+      'a metric could not be collected (logged once)',
+    );
+  };
+}
+
+export type CollectionFailures = ReturnType<typeof createCollectionFailures>;
+
+interface PoolCounts {
+  size: number;
+  available: number;
+  using: number;
+  waiting: number;
+  maxSize: number;
+}
+
+/** The connection pool of Sequelize (sequelize-pool), when it has one of that shape. */
+function poolOf(sequelize: Sequelize): PoolCounts | undefined {
+  const pool = (sequelize.connectionManager as unknown as { pool?: Partial<PoolCounts> }).pool;
+  return pool && typeof pool.using === 'number' && typeof pool.waiting === 'number'
+    ? (pool as PoolCounts)
+    : undefined;
+}
+
+/** The database pool's connections in use and idle, requests waiting for one, and its size limit. */
+export function addDatabasePoolMetrics(registry: Registry, sequelize: Sequelize, failed: CollectionFailures) {
+  const read = (use: (pool: PoolCounts) => void) => {
+    try {
+      const pool = poolOf(sequelize);
+      if (pool) use(pool);
+    } catch (error) {
+      failed('db_pool', error);
+    }
+  };
+  new Gauge({
+    name: `${METRICS_PREFIX}db_pool_connections`,
+    help: 'Database connections of the pool, by state (in_use, idle)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      read((pool) => {
+        this.set({ state: 'in_use' }, pool.using);
+        this.set({ state: 'idle' }, pool.available);
+      });
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}db_pool_waiting_requests`,
+    help: 'Requests waiting for a database connection of the pool',
+    registers: [registry],
+    collect() {
+      read((pool) => this.set(pool.waiting));
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}db_pool_max_connections`,
+    help: 'Database connections the pool opens at most (DATABASE_POOL_MAX)',
+    registers: [registry],
+    collect() {
+      read((pool) => this.set(pool.maxSize));
+    },
+  });
+}
+
+/** One finished request, as the API's request metrics take it. */
+export interface ObservedRequest {
+  /** The IX-API operation id that took the request; undefined when none did. */
+  operationId: string | undefined;
+  status: number;
+  seconds: number;
+  /** The problem type name of a problem answer (`not-found`), undefined for other answers. */
+  problemType: string | undefined;
+}
+
+/** What the API counts as it goes: nothing here reads the database. */
+export interface RequestMetrics {
+  observeRequest: (request: ObservedRequest) => void;
+  countToken: (operationId: string, outcome: 'issued' | 'refused') => void;
+  countRateLimitRefusal: (limit: string) => void;
+}
+
+/** Where the outbox backlog is read from at scrape time. */
+export interface OutboxBacklog {
+  backlog(): Promise<{ undelivered: number; oldest: Date | null }>;
+}
+
+/**
+ * The API's series: requests by operation and status class, problems by type, tokens, rate-limit
+ * refusals, and at scrape time the outbox backlog (one indexed query) and the database pool. Every
+ * recording swallows its own errors: a metric never breaks a request.
+ */
+export function createApiMetrics(deps: {
+  registry: Registry;
+  sequelize: Sequelize;
+  outbox: OutboxBacklog;
+  logger: Logger;
+  now?: () => number;
+}): RequestMetrics {
+  const { registry } = deps;
+  const now = deps.now ?? Date.now;
+  const failed = createCollectionFailures(registry, deps.logger);
+  addDatabasePoolMetrics(registry, deps.sequelize, failed);
+  const duration = new Histogram({
+    name: `${METRICS_PREFIX}http_request_duration_seconds`,
+    help: `Time to answer a request, by IX-API operation id ("${UNROUTED}" for none) and status class`,
+    labelNames: ['operation', 'status_class'],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const problems = new Counter({
+    name: `${METRICS_PREFIX}http_problems_total`,
+    help: 'Problem answers, by problem type name (not-found, validation-error, ...)',
+    labelNames: ['type'],
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: `${METRICS_PREFIX}auth_tokens_total`,
+    help: 'Token pairs issued, and requests for one refused for their credentials or refresh token',
+    labelNames: ['operation', 'outcome'],
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: `${METRICS_PREFIX}rate_limit_refusals_total`,
+    help: 'Requests refused by a rate limit, by limit',
+    labelNames: ['limit'],
+    registers: [registry],
+  });
+
+  // Both outbox gauges are collected in the same scrape: they share one query (and one failure).
+  let reading: Promise<{ undelivered: number; oldest: Date | null } | undefined> | undefined;
+  const readBacklog = () => {
+    reading ??= deps.outbox
+      .backlog()
+      .catch((error: unknown) => {
+        failed('outbox', error);
+        return undefined;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  new Gauge({
+    name: `${METRICS_PREFIX}outbox_undelivered_messages`,
+    help: 'Workflow starts and signals written to the outbox and not delivered to Temporal yet',
+    registers: [registry],
+    async collect() {
+      const backlog = await readBacklog();
+      if (backlog) this.set(backlog.undelivered);
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}outbox_oldest_undelivered_age_seconds`,
+    help: 'Age of the oldest undelivered outbox message (0 when none waits)',
+    registers: [registry],
+    async collect() {
+      const backlog = await readBacklog();
+      if (backlog) this.set(backlog.oldest ? Math.max(0, (now() - backlog.oldest.getTime()) / 1000) : 0);
+    },
+  });
+
+  const guarded =
+    <A extends unknown[]>(source: string, record: (...args: A) => void) =>
+    (...args: A) => {
+      try {
+        record(...args);
+      } catch (error) {
+        failed(source, error);
+      }
+    };
+  return {
+    observeRequest: guarded('http', (request: ObservedRequest) => {
+      const operation = request.operationId ?? UNROUTED;
+      duration.observe({ operation, status_class: statusClassOf(request.status) }, request.seconds);
+      if (request.problemType !== undefined) problems.inc({ type: request.problemType });
+    }),
+    countToken: guarded('tokens', (operation: string, outcome: 'issued' | 'refused') => {
+      tokens.inc({ operation, outcome });
+    }),
+    countRateLimitRefusal: guarded('rate_limits', (limit: string) => {
+      refusals.inc({ limit });
+    }),
+  };
+}
+
+/** What the request measurement reads from `res.locals`, set where operations and problems are known. */
+export interface MeasuredLocals {
+  operationId?: string;
+  problemType?: string;
+}
+
+/** Observes every request once its answer is sent: duration, operation id, status, problem type. */
+export function measureRequests(metrics: RequestMetrics): RequestHandler {
+  return (_req, res, next) => {
+    const start = process.hrtime.bigint();
+    res.once('finish', () => {
+      const locals = res.locals as MeasuredLocals;
+      metrics.observeRequest({
+        operationId: locals.operationId,
+        status: res.statusCode,
+        seconds: Number(process.hrtime.bigint() - start) / 1e9,
+        problemType: locals.problemType,
+      });
+    });
+    next();
+  };
+}
+
+export interface MetricsListener {
+  server: Server;
+  /** Where Prometheus scrapes it, `http://127.0.0.1:<port>/metrics` (for tests and logs). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The process's metrics on a listener of its own, never on the API's: `GET /metrics` in the
+ * Prometheus text format, 404 for anything else.
+ */
+export async function startMetricsListener(options: {
+  registry: Registry;
+  host: string;
+  port: number;
+  logger: Logger;
+}): Promise<MetricsListener> {
+  const { registry, logger } = options;
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== METRICS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'metrics could not be rendered');
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');
+      },
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    server,
+    url: `http://127.0.0.1:${port}${METRICS_PATH}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { ApiService } from '../../api/server';
+import { request } from '../support/http';
+import type { Samples } from '../support/prometheus';
+import { hasSeries, parseSamples, sampleOf } from '../support/prometheus';
+import { stack, startSecondApi } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const SPREE = 'acc-spree-networks';
+const DURATION = 'ixapi_http_request_duration_seconds';
+
+/** A client address of a documentation network (TEST-NET-3), unknown to every other counter. */
+const someAddress = () => `203.0.113.${1 + (randomBytes(1)[0] % 250)}`;
+
+/**
+ * An API replica with its metrics listener on a free port: the series it exports move with the
+ * requests it answers, and the metrics are reachable only on that listener.
+ */
+describe('metrics', function () {
+  this.timeout(120_000);
+  let api: ApiService;
+  before(async () => {
+    api = await startSecondApi(
+      { TRUST_PROXY: 'loopback', RATE_LIMIT_PER_ADDRESS: '3/1m' },
+      { metricsPort: 0 },
+    );
+  });
+  after(async () => {
+    await api?.stop(1_000);
+  });
+
+  async function scrape(url = api.metricsUrl): Promise<Samples> {
+    assert.ok(url, 'the metrics listener is on');
+    const response = await fetch(url);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    return parseSamples(await response.text());
+  }
+
+  const via = { baseUrl: '' };
+  before(() => {
+    via.baseUrl = api.url;
+  });
+
+  it('exports Node defaults, the database pool and the outbox under the project prefix', async () => {
+    const samples = await scrape();
+    for (const name of [
+      'ixapi_process_cpu_user_seconds_total',
+      'ixapi_nodejs_eventloop_lag_seconds',
+      'ixapi_nodejs_heap_size_used_bytes',
+      'ixapi_db_pool_waiting_requests',
+      'ixapi_db_pool_max_connections',
+      'ixapi_outbox_undelivered_messages',
+      'ixapi_outbox_oldest_undelivered_age_seconds',
+    ]) {
+      assert.ok(hasSeries(samples, name), name);
+    }
+    assert.ok(samples.has('ixapi_db_pool_connections{state="in_use"}'));
+  });
+
+  it('counts requests by operation id and status class, problems by type and tokens by outcome', async () => {
+    const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
+    const before = await scrape();
+
+    const issued = await request('POST', '/auth/token', {
+      ...via,
+      body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
+    });
+    assert.equal(issued.status, 201, issued.text);
+    const token = issued.body.access_token as string;
+    const refused = await request('POST', '/auth/token', {
+      ...via,
+      body: { api_key: credential.apiKey, api_secret: 'x'.repeat(86) },
+    });
+    assert.equal(refused.status, 401, refused.text);
+    const missing = await request('GET', '/connections/no-such-connection', { ...via, token });
+    assert.equal(missing.status, 404, missing.text);
+    const unrouted = await request('GET', '/no-such-collection', { ...via, token });
+    assert.equal(unrouted.status, 404, unrouted.text);
+    const list = await request('GET', '/connections', { ...via, token });
+    assert.equal(list.status, 200, list.text);
+
+    const after = await scrape();
+    const moved = (name: string, labels: Record<string, string>) =>
+      sampleOf(after, name, labels) - sampleOf(before, name, labels);
+    const issuedLabels = { operation: 'auth_token_create', outcome: 'issued' };
+    assert.equal(moved('ixapi_auth_tokens_total', issuedLabels), 1);
+    assert.equal(moved('ixapi_auth_tokens_total', { operation: 'auth_token_create', outcome: 'refused' }), 1);
+    assert.equal(moved('ixapi_http_problems_total', { type: 'authentication-error' }), 1);
+    assert.equal(moved('ixapi_http_problems_total', { type: 'not-found' }), 2);
+    const count = (operation: string, status_class: string) =>
+      moved(`${DURATION}_count`, { operation, status_class });
+    assert.equal(count('auth_token_create', '2xx'), 1);
+    assert.equal(count('auth_token_create', '4xx'), 1);
+    assert.equal(count('connections_read', '4xx'), 1);
+    assert.equal(count('connections_list', '2xx'), 1);
+    assert.equal(count('unrouted', '4xx'), 1);
+    assert.ok(moved(`${DURATION}_sum`, { operation: 'connections_list', status_class: '2xx' }) > 0);
+    assert.equal(
+      moved(`${DURATION}_bucket`, { operation: 'connections_list', status_class: '2xx', le: '+Inf' }),
+      1,
+    );
+    // The raw path never becomes a label.
+    assert.ok(![...after.keys()].some((key) => key.includes('no-such')), 'no path in any label');
+  });
+
+  it('counts an order, its device-driver calls in the worker, and the outbox back to zero', async () => {
+    const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
+    const login = await request('POST', '/auth/token', {
+      ...via,
+      body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
+    });
+    const token = login.body.access_token as string;
+    const before = await scrape();
+    const workerBefore = await scrape(stack().workerMetrics.url);
+    const created = await request('POST', '/connections', {
+      ...via,
+      token,
+      body: {
+        managing_account: SPREE,
+        consuming_account: SPREE,
+        billing_account: SPREE,
+        role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
+        product_offering: 'po-connection-fra-10g',
+        mode: 'standalone',
+        port_quantity: 1,
+        subscriber_side_demarcs: ['cage 9, panel 3, port 1'],
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const after = await scrape();
+    const labels = { operation: 'connections_create', status_class: '2xx' };
+    assert.equal(
+      sampleOf(after, `${DURATION}_count`, labels) - sampleOf(before, `${DURATION}_count`, labels),
+      1,
+    );
+    await eventually('the outbox relayed', async () => {
+      const samples = await scrape();
+      return sampleOf(samples, 'ixapi_outbox_undelivered_messages') === 0 &&
+        sampleOf(samples, 'ixapi_outbox_oldest_undelivered_age_seconds') === 0
+        ? true
+        : undefined;
+    });
+    await eventually('the connection in production', async () =>
+      (await request('GET', `/connections/${created.body.id}`, { ...via, token })).body.state === 'production'
+        ? true
+        : undefined,
+    );
+    const worker = await scrape(stack().workerMetrics.url);
+    const calls = (operation: string) =>
+      sampleOf(worker, 'ixapi_driver_call_duration_seconds_count', { driver: 'lab', operation }) -
+      sampleOf(workerBefore, 'ixapi_driver_call_duration_seconds_count', { driver: 'lab', operation });
+    for (const operation of ['load', 'commit', 'readOptics']) assert.ok(calls(operation) >= 1, operation);
+    assert.ok(worker.has('ixapi_nodejs_eventloop_lag_seconds'));
+    assert.ok(worker.has('ixapi_db_pool_connections{state="in_use"}'));
+  });
+
+  it('counts rate-limit refusals by limit', async () => {
+    const before = await scrape();
+    const from = { baseUrl: api.url, headers: { 'x-forwarded-for': someAddress() } };
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await request('GET', '/health', from)).status);
+    assert.equal(statuses[3], 429, String(statuses));
+    const after = await scrape();
+    const moved = (name: string, labels: Record<string, string>) =>
+      sampleOf(after, name, labels) - sampleOf(before, name, labels);
+    assert.equal(moved('ixapi_rate_limit_refusals_total', { limit: 'per_address' }), 1);
+    assert.equal(moved('ixapi_http_problems_total', { type: 'too-many-requests' }), 1);
+    assert.equal(moved(`${DURATION}_count`, { operation: 'api_health_read', status_class: '4xx' }), 1);
+  });
+
+  it('is not reachable through the API, and its listener answers nothing else', async () => {
+    const through = await request('GET', '/metrics', { baseUrl: api.url });
+    assert.equal(through.status, 404);
+    assert.equal(through.body.type, 'https://errors.ix-api.net/v2/not-found.html');
+    const root = await fetch(`${new URL(api.url).origin}/metrics`);
+    assert.equal(root.status, 404);
+    assert.match(root.headers.get('content-type') ?? '', /application\/(problem\+)?json/);
+    const elsewhere = await fetch(api.metricsUrl!.replace(/\/metrics$/, '/api/v2/health'));
+    assert.equal(elsewhere.status, 404);
+    await elsewhere.text();
+  });
+});
