@@ -7,6 +7,7 @@ import {
   handoverNetworks,
   liveConfig,
   orderConfig,
+  ORDERING_CONFIGS,
   registerMac,
 } from './configs';
 import type { Policy } from './connections';
@@ -63,17 +64,6 @@ const CONFIGS = {
   policy: 'network_service_config_cancellation_policy_read',
 };
 const CONFIG_PATCH = 'network_service_configs_partial_update';
-
-/** What ordering exchange-LAN access needs besides the operation under test. */
-const ORDERING_ACCESS = [
-  'network_service_configs_create',
-  'network_service_configs_read',
-  'network_service_configs_destroy',
-  'network_services_list',
-  'connections_list',
-  'product_offerings_list',
-  'role_assignments_list',
-];
 
 /** States in which a resource has ended: nothing of it is provisioned any more. */
 const ENDED: readonly string[] = ['decommissioned', 'cancelled', 'archived'];
@@ -231,7 +221,7 @@ const CONNECTION_CHECK: CheckDefinition = {
   clause:
     "Connections: a DELETE of a connection carrying a live network service config is a 400 unable-to-fulfill whose conflicts name the config, and so is a DELETE of its last port reservation (naming the connection); once every config on it is going (DELETE answered 202), its cancellation policy names a decommission_at no earlier than the latest of the configs' decommission days, a DELETE asking for a day before it is a 400 cancellation-policy-error, and a DELETE without a day answers 202 with the connection decommission_requested on the policy's day, no earlier than its configs'; its last port reservation then follows it: DELETE answers 202 with the reservation going. The connection is ordered in a metro area network with an exchange LAN and access to the LAN is ordered on it; INCONCLUSIVE when either does not reach production.",
   operations: [CONNECTIONS.destroy, CONNECTIONS.policy, PORT_RESERVATIONS.destroy],
-  requires: [...ORDERING, ...ORDERING_ACCESS, CONNECTIONS.policy],
+  requires: [...ORDERING, ...ORDERING_CONFIGS, CONNECTIONS.policy],
   safety: 'mutate',
   deadlineMs: 180_000,
   async run(t) {
@@ -348,7 +338,7 @@ const MAC_CHECK: CheckDefinition = {
   clause:
     "MAC addresses: once every config using a MAC is going (DELETE answered 202), a DELETE of the MAC answers 200 with it; it is gone (404), and neither those configs' macs nor /macs?network_service_config=<config> name it any more (no dangling id). The config is exchange-LAN access of the suite's own in production; INCONCLUSIVE without one.",
   operations: ['macs_destroy', CONFIGS.destroy],
-  requires: ['macs_create', 'macs_destroy', 'macs_read', CONFIG_PATCH, ...ORDERING_ACCESS],
+  requires: ['macs_create', 'macs_destroy', 'macs_read', CONFIG_PATCH, ...ORDERING_CONFIGS],
   safety: 'mutate',
   deadlineMs: 150_000,
   async run(t) {
