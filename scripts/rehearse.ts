@@ -400,7 +400,7 @@ async function fleetRehearsal(
     }
   };
 
-  const killed = { api: api1.name, at: 0 };
+  const killed = { api: api1.name, at: 0, dead: 0 };
   const stopped = { api: api2.name, at: 0 };
   const health: Array<{ api: string; at: number; status: string }> = [];
   const outage = { from: 0, to: 0 };
@@ -412,6 +412,7 @@ async function fleetRehearsal(
     say(`crash at ${accepted} accepted: SIGKILL ${worker1.name} and ${api1.name}`);
     killed.at = Date.now();
     await Promise.all([kill(worker1), kill(api1)]);
+    killed.dead = Date.now();
     await Promise.all([start('api-1b', 'api', NEXT_BUILD), start('worker-1b', 'worker', NEXT_BUILD)]);
     say('api-1b and worker-1b of the next version serve');
 

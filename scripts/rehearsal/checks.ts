@@ -172,21 +172,22 @@ export async function workflowsHealthy(client: Client): Promise<Verdict[]> {
 }
 
 /**
- * No 5xx at all; no request left without an answer but those open on the replica that was killed
- * when it died, and those a stopping replica's closing connections turned away before it read them.
+ * No 5xx at all; no request left without an answer but those the killed replica held between the
+ * signal and its death (a connection the kernel accepted for it before it died is reset, not
+ * refused), and those a stopping replica's closing connections turned away before it read them.
  */
 export function answeredRequests(
   exchanges: readonly Exchange[],
-  killed: { api: string; at: number },
+  killed: { api: string; at: number; dead: number },
   stopped: { api: string; at: number },
 ): Verdict[] {
   const serverErrors = exchanges.filter((e) => (e.status ?? 0) >= 500);
   const unanswered = exchanges.filter((e) => e.transport && e.transport !== 'ECONNREFUSED');
   const excused = (e: Exchange) =>
-    (e.api === killed.api && e.startedAt <= killed.at && e.endedAt >= killed.at) ||
+    (e.api === killed.api && e.startedAt <= killed.dead && e.endedAt >= killed.at) ||
     (e.api === stopped.api && e.startedAt >= stopped.at);
   const unexcused = unanswered.filter((e) => !excused(e));
-  const cutByKill = unanswered.filter((e) => e.api === killed.api && e.startedAt <= killed.at);
+  const cutByKill = unanswered.filter((e) => e.api === killed.api && e.startedAt <= killed.dead);
   const openAtStop = exchanges.filter(
     (e) => e.api === stopped.api && e.startedAt < stopped.at && e.endedAt > stopped.at,
   );

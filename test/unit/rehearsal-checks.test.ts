@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { answeredRequests } from '../../scripts/rehearsal/checks';
+import type { Exchange } from '../../scripts/rehearsal/traffic';
+
+const answered = (verdicts: ReturnType<typeof answeredRequests>) =>
+  verdicts.find((v) => v.check.startsWith('every request answered'))!;
+
+describe('rehearsal: requests cut off by the replicas it ends', () => {
+  const killed = { api: 'api-1', at: 1000, dead: 1050 };
+  const stopped = { api: 'api-2', at: 5000 };
+  const reset = (api: string, startedAt: number, endedAt: number): Exchange => ({
+    api,
+    method: 'POST',
+    path: '/contacts',
+    startedAt,
+    endedAt,
+    transport: 'ECONNRESET',
+  });
+
+  it("excuses a request the killed replica's kernel took between the signal and its death", () => {
+    const verdict = answered(answeredRequests([reset('api-1', 1020, 1060)], killed, stopped));
+    assert.equal(verdict.ok, true, verdict.detail);
+    assert.match(verdict.detail, /1 cut off by the kill of api-1/);
+  });
+
+  it('excuses a request the killed replica held when the signal came', () => {
+    const verdict = answered(answeredRequests([reset('api-1', 900, 1055)], killed, stopped));
+    assert.equal(verdict.ok, true, verdict.detail);
+  });
+
+  it('holds against the killed replica a reset of a request begun after it died', () => {
+    const verdict = answered(answeredRequests([reset('api-1', 1100, 1110)], killed, stopped));
+    assert.equal(verdict.ok, false);
+    assert.match(verdict.detail, /POST \/contacts on api-1: ECONNRESET/);
+  });
+
+  it('holds against a replica that was not ended a reset at the time of the kill', () => {
+    const verdict = answered(answeredRequests([reset('api-3', 1020, 1060)], killed, stopped));
+    assert.equal(verdict.ok, false);
+  });
+
+  it('does not count a refused connection as unanswered', () => {
+    const refused: Exchange = { ...reset('api-1', 2000, 2001), transport: 'ECONNREFUSED' };
+    assert.equal(answered(answeredRequests([refused], killed, stopped)).ok, true);
+  });
+});
