@@ -8,6 +8,7 @@ import { effectiveLacpTimeout } from '../domain/connections';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, heartbeating, moveIdempotently } from './device-work';
+import type { ProductionTimer } from './device-work';
 import type { DeviceDriver, DeviceIntent } from './drivers/contract';
 
 /**
@@ -63,8 +64,9 @@ export function connectionActivities(deps: {
   connections: ConnectionRepository;
   driver: DeviceDriver;
   crossConnectDelayMs: number;
+  timeProduction: ProductionTimer;
 }) {
-  const { connections, driver } = deps;
+  const { connections, driver, timeProduction } = deps;
 
   /** Commits what `intentOf` makes of the connection's placement as it is now, under `key`. */
   async function commitConnection(
@@ -174,11 +176,13 @@ export function connectionActivities(deps: {
       status: StatusEntry[];
     }): Promise<State> {
       const current = await connections.findById(connectionId);
-      return moveIdempotently(
-        `connection ${connectionId}`,
-        current?.state,
-        event,
-        async () => (await connections.applyLifecycleEvent(connectionId, event, status)).state,
+      return moveIdempotently(`connection ${connectionId}`, current?.state, event, () =>
+        timeProduction(
+          'connection',
+          connectionId,
+          event,
+          async () => (await connections.applyLifecycleEvent(connectionId, event, status)).state,
+        ),
       );
     },
 

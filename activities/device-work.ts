@@ -67,6 +67,29 @@ export async function commitIntent(
   }
 }
 
+/** The kinds of stateful resource the worker moves along the lifecycle. */
+export type ResourceKind =
+  | 'account'
+  | 'connection'
+  | 'port_reservation'
+  | 'network_service'
+  | 'network_service_config'
+  | 'network_feature_config';
+
+/**
+ * Runs a move of a resource along the lifecycle (`move`) and may time it: the worker's metrics
+ * observe how long a resource took from its order to production. It returns what `move` returns.
+ */
+export type ProductionTimer = (
+  kind: ResourceKind,
+  id: string,
+  event: LifecycleEvent,
+  move: () => Promise<State>,
+) => Promise<State>;
+
+/** Moves without timing anything: the worker without metrics, and tests. */
+export const untimed: ProductionTimer = (_kind, _id, _event, move) => move();
+
 /**
  * Moves a resource along the lifecycle through `apply`. Idempotent: a resource already where the
  * event leads is left as it is (a retried activity whose first attempt got through); an event the

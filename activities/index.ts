@@ -9,6 +9,8 @@ import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
+import type { ProductionTimer } from './device-work';
+import { untimed } from './device-work';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
 import { networkServiceActivities } from './network-services';
@@ -30,6 +32,8 @@ export interface ActivityDependencies {
   clock: () => Date;
   /** How long the exchange's own cross-connects take (the lab completes them then). */
   crossConnectDelayMs: number;
+  /** Times each resource's way to production (the worker's metrics); none by default. */
+  timeProduction?: ProductionTimer;
 }
 
 /** Domain errors do not get better by retrying: surface them as non-retryable failures. */
@@ -59,12 +63,13 @@ export function createActivities({
   cloudProvider,
   clock,
   crossConnectDelayMs,
+  timeProduction = untimed,
 }: ActivityDependencies) {
   return {
-    ...connectionActivities({ connections, driver, crossConnectDelayMs }),
-    ...networkServiceActivities({ services: networkServices, cloud: cloudProvider }),
-    ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver }),
-    ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver }),
+    ...connectionActivities({ connections, driver, crossConnectDelayMs, timeProduction }),
+    ...networkServiceActivities({ services: networkServices, cloud: cloudProvider, timeProduction }),
+    ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver, timeProduction }),
+    ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver, timeProduction }),
     ...trafficActivities({ traffic, driver, clock }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
@@ -94,7 +99,12 @@ export function createActivities({
         const account = await accounts.findById(accountId);
         if (!account) return 'deleted';
         if (account.state === 'production') return account.state;
-        return (await accounts.applyLifecycleEvent(accountId, 'go_live', [])).state;
+        return timeProduction(
+          'account',
+          accountId,
+          'go_live',
+          async () => (await accounts.applyLifecycleEvent(accountId, 'go_live', [])).state,
+        );
       });
     },
   };

@@ -6,14 +6,16 @@ import type {
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
+import type { ProductionTimer } from './device-work';
 import type { DeviceDriver } from './drivers/contract';
 
 /** Activities that provision route-server sessions, over their repository and a device driver. */
 export function networkFeatureConfigActivities(deps: {
   featureConfigs: NetworkFeatureConfigRepository;
   driver: DeviceDriver;
+  timeProduction: ProductionTimer;
 }) {
-  const { featureConfigs, driver } = deps;
+  const { featureConfigs, driver, timeProduction } = deps;
   const placementOf = async (featureConfigId: string) => {
     const placement = await featureConfigs.placement(featureConfigId);
     if (!placement)
@@ -99,11 +101,13 @@ export function networkFeatureConfigActivities(deps: {
       status: StatusEntry[];
     }): Promise<State> {
       const current = await featureConfigs.agenda(featureConfigId);
-      return moveIdempotently(
-        `network feature config ${featureConfigId}`,
-        current?.state,
-        event,
-        async () => (await featureConfigs.applyLifecycleEvent(featureConfigId, event, status)).state,
+      return moveIdempotently(`network feature config ${featureConfigId}`, current?.state, event, () =>
+        timeProduction(
+          'network_feature_config',
+          featureConfigId,
+          event,
+          async () => (await featureConfigs.applyLifecycleEvent(featureConfigId, event, status)).state,
+        ),
       );
     },
 

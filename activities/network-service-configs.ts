@@ -7,6 +7,7 @@ import type {
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
+import type { ProductionTimer } from './device-work';
 import type { DeviceDriver, ServiceAttachment } from './drivers/contract';
 
 /**
@@ -40,8 +41,9 @@ export function describeTags(placement: ConfigPlacement): string {
 export function networkServiceConfigActivities(deps: {
   configs: NetworkServiceConfigRepository;
   driver: DeviceDriver;
+  timeProduction: ProductionTimer;
 }) {
-  const { configs, driver } = deps;
+  const { configs, driver, timeProduction } = deps;
   const placementOf = async (configId: string) => {
     const placement = await configs.placement(configId);
     if (!placement)
@@ -117,11 +119,13 @@ export function networkServiceConfigActivities(deps: {
       status: StatusEntry[];
     }): Promise<State> {
       const current = await configs.agenda(configId);
-      return moveIdempotently(
-        `network service config ${configId}`,
-        current?.state,
-        event,
-        async () => (await configs.applyLifecycleEvent(configId, event, status)).state,
+      return moveIdempotently(`network service config ${configId}`, current?.state, event, () =>
+        timeProduction(
+          'network_service_config',
+          configId,
+          event,
+          async () => (await configs.applyLifecycleEvent(configId, event, status)).state,
+        ),
       );
     },
 

@@ -3,6 +3,7 @@ import type { NetworkServiceRepository, ServiceAgenda } from '../db/repositories
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { heartbeating, moveIdempotently } from './device-work';
+import type { ProductionTimer } from './device-work';
 import type { CloudProvider } from './drivers/cloud-contract';
 import { CloudProviderError } from './drivers/cloud-contract';
 
@@ -10,8 +11,12 @@ import { CloudProviderError } from './drivers/cloud-contract';
  * Activities of network services: their agenda and lifecycle, and what a cloud service asks of its
  * provider (the circuit, its handovers, its bandwidth, its end).
  */
-export function networkServiceActivities(deps: { services: NetworkServiceRepository; cloud: CloudProvider }) {
-  const { services, cloud } = deps;
+export function networkServiceActivities(deps: {
+  services: NetworkServiceRepository;
+  cloud: CloudProvider;
+  timeProduction: ProductionTimer;
+}) {
+  const { services, cloud, timeProduction } = deps;
 
   const cloudOf = async (serviceId: string) => {
     const agenda = await services.agenda(serviceId);
@@ -47,11 +52,13 @@ export function networkServiceActivities(deps: { services: NetworkServiceReposit
       status: StatusEntry[];
     }): Promise<State> {
       const current = await services.agenda(serviceId);
-      return moveIdempotently(
-        `network service ${serviceId}`,
-        current?.state,
-        event,
-        async () => (await services.applyLifecycleEvent(serviceId, event, status)).state,
+      return moveIdempotently(`network service ${serviceId}`, current?.state, event, () =>
+        timeProduction(
+          'network_service',
+          serviceId,
+          event,
+          async () => (await services.applyLifecycleEvent(serviceId, event, status)).state,
+        ),
       );
     },
 

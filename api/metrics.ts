@@ -4,6 +4,7 @@ import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Sequelize } from 'sequelize';
+import type { HealthReport } from './health';
 
 /** Every series of this project starts so (Prometheus naming: one prefix per application). */
 export const METRICS_PREFIX = 'ixapi_';
@@ -135,13 +136,16 @@ export interface OutboxBacklog {
 
 /**
  * The API's series: requests by operation and status class, problems by type, tokens, rate-limit
- * refusals, and at scrape time the outbox backlog (one indexed query) and the database pool. Every
- * recording swallows its own errors: a metric never breaks a request.
+ * refusals, and at scrape time the outbox backlog (one indexed query), the database pool and
+ * whether each dependency answers (the health check's probes). Every recording swallows its own
+ * errors: a metric never breaks a request.
  */
 export function createApiMetrics(deps: {
   registry: Registry;
   sequelize: Sequelize;
   outbox: OutboxBacklog;
+  /** The health check of `GET /health`, whose probes say which dependencies answer. */
+  health?: () => Promise<HealthReport>;
   logger: Logger;
   now?: () => number;
 }): RequestMetrics {
@@ -207,6 +211,25 @@ export function createApiMetrics(deps: {
       if (backlog) this.set(backlog.oldest ? Math.max(0, (now() - backlog.oldest.getTime()) / 1000) : 0);
     },
   });
+
+  const { health } = deps;
+  if (health)
+    new Gauge({
+      name: `${METRICS_PREFIX}dependency_up`,
+      help: 'Whether a dependency (database, temporal) answered its health probe at scrape time: 1 or 0',
+      labelNames: ['dependency'],
+      registers: [registry],
+      async collect() {
+        try {
+          const report = await health();
+          for (const [key, [check]] of Object.entries(report.checks)) {
+            this.set({ dependency: key.split(':')[0] }, check?.status === 'pass' ? 1 : 0);
+          }
+        } catch (error) {
+          failed('dependencies', error);
+        }
+      },
+    });
 
   const guarded =
     <A extends unknown[]>(source: string, record: (...args: A) => void) =>

@@ -74,10 +74,24 @@ export async function startApi(options: {
   const { config, logger, db } = options;
   const metricsPort = options.metricsPort === undefined ? config.metricsPort : options.metricsPort;
   const metricsRegistry = metricsPort === null ? undefined : createMetricsRegistry();
-  const metrics: RequestMetrics | undefined = metricsRegistry
-    ? createApiMetrics({ registry: metricsRegistry, sequelize: db.sequelize, outbox: db.outbox, logger })
-    : undefined;
   const { temporal, starter } = connectWorkflowStarter({ config, outbox: db.outbox, logger });
+  const checkHealth = createHealthCheck({
+    releaseId: SERVICE_VERSION,
+    timeoutMs: config.healthProbeTimeoutMs,
+    dependencies: [
+      { name: 'database', componentType: 'datastore', whenDown: 'fail', probe: () => db.ping() },
+      { name: 'temporal', componentType: 'component', whenDown: 'warn', probe: () => temporal.ping() },
+    ],
+  });
+  const metrics: RequestMetrics | undefined = metricsRegistry
+    ? createApiMetrics({
+        registry: metricsRegistry,
+        sequelize: db.sequelize,
+        outbox: db.outbox,
+        health: checkHealth,
+        logger,
+      })
+    : undefined;
   const tokens = createTokenService({
     signingKey: config.tokenSigningKey,
     verificationKeys: config.tokenVerificationKeys,
@@ -104,14 +118,6 @@ export async function startApi(options: {
         : limits.byAddress(addressKey(req.ip)),
     caller: (_req, caller) => limits.byAccount(caller.accountId),
   };
-  const checkHealth = createHealthCheck({
-    releaseId: SERVICE_VERSION,
-    timeoutMs: config.healthProbeTimeoutMs,
-    dependencies: [
-      { name: 'database', componentType: 'datastore', whenDown: 'fail', probe: () => db.ping() },
-      { name: 'temporal', componentType: 'component', whenDown: 'warn', probe: () => temporal.ping() },
-    ],
-  });
   const document = loadSpec();
   const visibility = async (caller: Caller) => ({
     accountId: caller.accountId,

@@ -6,6 +6,7 @@ import type { Activities } from '../activities';
 import { createActivities } from '../activities';
 import { LabDriver } from '../activities/drivers/lab';
 import { LabCloudProvider } from '../activities/drivers/lab-cloud';
+import type { ProductionTimer } from '../activities/device-work';
 import type { DriverCall } from '../activities/drivers/metered-driver';
 import { meterDriver } from '../activities/drivers/metered-driver';
 import type { Config } from '../config/config';
@@ -13,12 +14,13 @@ import type { Database } from '../db';
 
 /**
  * The worker's activities over one database; devices and cloud providers are the lab's. With
- * `observeDriverCall`, every device-driver call is timed and reported to it (the worker's metrics).
+ * `metrics` (the worker's), every device-driver call is timed and reported, and so is each
+ * resource's way to production.
  */
 export function activitiesFor(
   db: Database,
   settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'>,
-  observeDriverCall?: (call: DriverCall) => void,
+  metrics?: { observeDriverCall: (call: DriverCall) => void; timeProduction: ProductionTimer },
 ): Activities {
   const driver = new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs });
   return createActivities({
@@ -28,10 +30,11 @@ export function activitiesFor(
     networkServiceConfigs: db.networkServiceConfigs,
     networkFeatureConfigs: db.networkFeatureConfigs,
     traffic: db.traffic,
-    driver: observeDriverCall ? meterDriver(driver, observeDriverCall) : driver,
+    driver: metrics ? meterDriver(driver, metrics.observeDriverCall) : driver,
     cloudProvider: new LabCloudProvider(db.sequelize),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,
+    timeProduction: metrics?.timeProduction,
   });
 }
 

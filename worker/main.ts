@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: activitiesFor(db, config, metrics?.observeDriverCall),
+    activities: activitiesFor(db, config, metrics),
     shutdownGraceMs: config.shutdownTimeoutSeconds * 1000,
   });
   logger.info(

@@ -1,21 +1,158 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { ProductionTimer, ResourceKind } from '../activities/device-work';
 import type { DriverCall } from '../activities/drivers/metered-driver';
+import type { CollectionFailures } from '../api/metrics';
 import { addDatabasePoolMetrics, createCollectionFailures, METRICS_PREFIX } from '../api/metrics';
+import type { State } from '../domain/states';
 
 /** Device calls take from milliseconds (a read) to minutes (a commit on a slow device). */
 const DRIVER_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /**
+ * From an order to production: seconds for a config on a running connection, minutes for a
+ * connection whose cross-connect the exchange makes, days to weeks for one waiting on the customer.
+ */
+const PRODUCTION_BUCKETS = [
+  1,
+  5,
+  15,
+  30,
+  60,
+  300,
+  900,
+  1800,
+  3600,
+  4 * 3600,
+  86400,
+  3 * 86400,
+  7 * 86400,
+  30 * 86400,
+];
+
+/** The table of each kind of stateful resource, which `ixapi_resources` counts by state. */
+export const RESOURCE_TABLES: Readonly<Record<ResourceKind, string>> = {
+  account: 'accounts',
+  connection: 'connections',
+  port_reservation: 'port_reservations',
+  network_service: 'network_services',
+  network_service_config: 'network_service_configs',
+  network_feature_config: 'network_feature_configs',
+};
+
+/** Kinds whose rows record when billing started, which their first move to production sets. */
+const BILLED: ReadonlySet<ResourceKind> = new Set([
+  'connection',
+  'port_reservation',
+  'network_service',
+  'network_service_config',
+  'network_feature_config',
+]);
+
+/** Status codes by which a connection says it waits for the customer's side of the cross-connect. */
+const AWAITING_SUBSCRIBER = ['cross_connect_pending', 'loa_missing'];
+
+/**
+ * Resources by kind and state, and connections waiting for the customer's cross-connect, read from
+ * the database when Prometheus scrapes (one grouped query per table over their `state` index). Every
+ * worker replica reports the same figures: aggregate them with `max`, never `sum`.
+ */
+function addResourceGauges(registry: Registry, sequelize: Sequelize, failed: CollectionFailures) {
+  const counts = `SELECT kind, state, COUNT(*) AS n FROM (${Object.entries(RESOURCE_TABLES)
+    .map(([kind, table]) => `SELECT '${kind}' AS kind, state FROM ${table}`)
+    .join(' UNION ALL ')}) resources GROUP BY kind, state`;
+  new Gauge({
+    name: `${METRICS_PREFIX}resources`,
+    help: 'Stateful resources by type and IX-API state, read from the database (the same on every worker)',
+    labelNames: ['type', 'state'],
+    registers: [registry],
+    async collect() {
+      try {
+        const rows = await sequelize.query<{ kind: string; state: string; n: number | string }>(counts, {
+          type: QueryTypes.SELECT,
+        });
+        // A state no resource holds any more reads 0, not its last count.
+        this.reset();
+        for (const row of rows) this.set({ type: row.kind, state: row.state }, Number(row.n));
+      } catch (error) {
+        failed('resources', error);
+      }
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}cross_connects_awaiting_subscriber`,
+    help: "Connections waiting for the customer's side of the cross-connect (LOA or cross-connect not in yet)",
+    registers: [registry],
+    async collect() {
+      try {
+        const [row] = await sequelize.query<{ n: number | string }>(
+          `SELECT COUNT(*) AS n FROM connections
+            WHERE state IN ('requested', 'allocated', 'testing')
+              AND (${AWAITING_SUBSCRIBER.map((code) => `status LIKE '%"tag":"${code}"%'`).join(' OR ')})`,
+          { type: QueryTypes.SELECT },
+        );
+        this.set(Number(row?.n ?? 0));
+      } catch (error) {
+        failed('cross_connects', error);
+      }
+    },
+  });
+}
+
+/**
+ * Times each resource's first move to production: before a `go_live`, the resource's age and whether
+ * it was ever billed (a resource back from trouble after production is not timed again) are read;
+ * after it, the age is observed if it arrived. A failing read never stops the move.
+ */
+function productionTimer(
+  sequelize: Sequelize,
+  histogram: Histogram<'type'>,
+  failed: CollectionFailures,
+): ProductionTimer {
+  return async (kind, id, event, move) => {
+    if (event !== 'go_live') return move();
+    let before: { age: number; billed: boolean } | undefined;
+    try {
+      const [row] = await sequelize.query<{ age: number | string; billed: number | string }>(
+        `SELECT TIMESTAMPDIFF(MICROSECOND, created_at, NOW(3)) / 1000000 AS age,
+                ${BILLED.has(kind) ? 'current_billing_start_date IS NOT NULL' : '0'} AS billed
+           FROM ${RESOURCE_TABLES[kind]} WHERE id = :id`,
+        { type: QueryTypes.SELECT, replacements: { id } },
+      );
+      if (row) before = { age: Number(row.age), billed: Number(row.billed) === 1 };
+    } catch (error) {
+      failed('provisioning_duration', error);
+    }
+    const started = process.hrtime.bigint();
+    const state: State = await move();
+    if (before && !before.billed && state === 'production') {
+      histogram.observe({ type: kind }, before.age + Number(process.hrtime.bigint() - started) / 1e9);
+    }
+    return state;
+  };
+}
+
+/**
  * The worker's own series, beside Node's defaults: device-driver calls by driver and operation (a
- * histogram, whose `_count` counts them), their failures by error code, and the database pool.
- * Temporal's own series come from the SDK runtime's exporter (TEMPORAL_METRICS_PORT).
+ * histogram, whose `_count` counts them), their failures by error code and device, the time from
+ * order to production, resources by kind and state, and the database pool. Temporal's own series
+ * come from the SDK runtime's exporter (TEMPORAL_METRICS_PORT).
  */
 export function createWorkerMetrics(deps: { registry: Registry; sequelize: Sequelize; logger: Logger }) {
   const { registry } = deps;
-  addDatabasePoolMetrics(registry, deps.sequelize, createCollectionFailures(registry, deps.logger));
+  const failed = createCollectionFailures(registry, deps.logger);
+  addDatabasePoolMetrics(registry, deps.sequelize, failed);
+  addResourceGauges(registry, deps.sequelize, failed);
+  const production = new Histogram({
+    name: `${METRICS_PREFIX}provisioning_duration_seconds`,
+    help: 'Time from the order of a resource to its first move to production, by type',
+    labelNames: ['type'],
+    buckets: PRODUCTION_BUCKETS,
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: `${METRICS_PREFIX}driver_call_duration_seconds`,
     help: 'Time of a device-driver call, by driver and operation, failed or not',
@@ -25,17 +162,23 @@ export function createWorkerMetrics(deps: { registry: Registry; sequelize: Seque
   });
   const failures = new Counter({
     name: `${METRICS_PREFIX}driver_call_failures_total`,
-    help: 'Device-driver calls that failed, by driver, operation and driver error code',
-    labelNames: ['driver', 'operation', 'code'],
+    help: 'Device-driver calls that failed, by driver, operation, driver error code and device',
+    labelNames: ['driver', 'operation', 'code', 'device'],
     registers: [registry],
   });
   return {
     observeDriverCall: (call: DriverCall): void => {
       duration.observe({ driver: call.driver, operation: call.operation }, call.seconds);
       if (call.failure !== undefined) {
-        failures.inc({ driver: call.driver, operation: call.operation, code: call.failure });
+        failures.inc({
+          driver: call.driver,
+          operation: call.operation,
+          code: call.failure,
+          device: call.device ?? 'unknown',
+        });
       }
     },
+    timeProduction: productionTimer(deps.sequelize, production, failed),
   };
 }
 

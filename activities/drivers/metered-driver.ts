@@ -27,10 +27,14 @@ type UnmeteredCall = Exclude<
 const everyCallMetered: [UnmeteredCall] extends [never] ? true : never = true;
 void everyCallMetered;
 
-/** One driver call as it ended: the driver's kind, the operation, its time, and its failure if any. */
+/**
+ * One driver call as it ended: the driver's kind, the operation, the device it was about (known for
+ * every call but a commit of a candidate this driver did not load), its time, and its failure if any.
+ */
 export interface DriverCall {
   driver: string;
   operation: DriverOperation;
+  device: string | undefined;
   seconds: number;
   /** The driver's error code, `other` for anything not a DriverError; undefined when it succeeded. */
   failure: DriverErrorCode | 'other' | undefined;
@@ -48,9 +52,26 @@ export function meterDriver(driver: DeviceDriver, observe: (call: DriverCall) =>
       // Metrics never break device work.
     }
   };
+  // A commit names its candidate, not its device: the device is the one the candidate was loaded for.
+  const candidates = new Map<string, string>();
+  const deviceOf = (operation: DriverOperation, args: unknown[]): string | undefined => {
+    const [first] = args;
+    if (operation === 'commit') return typeof first === 'string' ? candidates.get(first) : undefined;
+    if (typeof first === 'string') return first;
+    const device = (first as { device?: unknown } | undefined)?.device;
+    return typeof device === 'string' ? device : undefined;
+  };
+  const rememberCandidate = (answer: unknown) => {
+    const { id, device } = (answer ?? {}) as { id?: unknown; device?: unknown };
+    if (typeof id !== 'string' || typeof device !== 'string') return;
+    // Candidates never committed (a diff showed nothing to do) must not pile up.
+    if (candidates.size >= 1000) candidates.delete(candidates.keys().next().value as string);
+    candidates.set(id, device);
+  };
   const metered = { kind: driver.kind, capabilities: driver.capabilities } as Record<string, unknown>;
   for (const operation of DRIVER_OPERATIONS) {
     metered[operation] = async (...args: unknown[]) => {
+      const device = deviceOf(operation, args);
       const start = process.hrtime.bigint();
       const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
       try {
@@ -58,11 +79,13 @@ export function meterDriver(driver: DeviceDriver, observe: (call: DriverCall) =>
           driver,
           args,
         );
-        report({ driver: driver.kind, operation, seconds: seconds(), failure: undefined });
+        if (operation === 'load') rememberCandidate(answer);
+        else if (operation === 'commit' && typeof args[0] === 'string') candidates.delete(args[0]);
+        report({ driver: driver.kind, operation, device, seconds: seconds(), failure: undefined });
         return answer;
       } catch (error) {
         const failure = error instanceof DriverError ? error.code : 'other';
-        report({ driver: driver.kind, operation, seconds: seconds(), failure });
+        report({ driver: driver.kind, operation, device, seconds: seconds(), failure });
         throw error;
       }
     };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
 import type { ApiService } from '../../api/server';
 import { request } from '../support/http';
 import type { Samples } from '../support/prometheus';
@@ -154,6 +155,76 @@ describe('metrics', function () {
     for (const operation of ['load', 'commit', 'readOptics']) assert.ok(calls(operation) >= 1, operation);
     assert.ok(worker.has('ixapi_nodejs_eventloop_lag_seconds'));
     assert.ok(worker.has('ixapi_db_pool_connections{state="in_use"}'));
+    const timed = (series: string) =>
+      sampleOf(worker, series, { type: 'connection' }) -
+      sampleOf(workerBefore, series, { type: 'connection' });
+    assert.ok(timed('ixapi_provisioning_duration_seconds_count') >= 1, 'the way to production timed');
+    assert.ok(timed('ixapi_provisioning_duration_seconds_sum') > 0);
+  });
+
+  /** The stored count of a kind of resource in a state, read the way an operator would check it. */
+  async function stored(table: string, state: string): Promise<number> {
+    const [row] = await stack().db.sequelize.query<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM ${table} WHERE state = :state`,
+      { type: QueryTypes.SELECT, replacements: { state } },
+    );
+    return Number(row.n);
+  }
+
+  it('reports resources by type and state as the database holds them, and connections awaiting the customer', async () => {
+    // Other tests' workflows may still move things: compare until a scrape and a count agree.
+    for (const [type, table, state] of [
+      ['connection', 'connections', 'production'],
+      ['network_service_config', 'network_service_configs', 'production'],
+      ['account', 'accounts', 'production'],
+    ] as const) {
+      await eventually(`${type} in ${state} as stored`, async () => {
+        const exported = sampleOf(await scrape(stack().workerMetrics.url), 'ixapi_resources', {
+          type,
+          state,
+        });
+        return exported > 0 && exported === (await stored(table, state)) ? true : undefined;
+      });
+    }
+
+    const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
+    const login = await request('POST', '/auth/token', {
+      ...via,
+      body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
+    });
+    const token = login.body.access_token as string;
+    const awaiting = async () =>
+      sampleOf(await scrape(stack().workerMetrics.url), 'ixapi_cross_connects_awaiting_subscriber');
+    const before = await awaiting();
+    // In Amsterdam the customer makes the cross-connect: the connection waits for its LOA.
+    const created = await request('POST', '/connections', {
+      ...via,
+      token,
+      body: {
+        managing_account: SPREE,
+        consuming_account: SPREE,
+        billing_account: SPREE,
+        role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
+        product_offering: 'po-connection-ams-10g',
+        mode: 'standalone',
+        port_quantity: 1,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    await eventually('the connection counted as awaiting the customer', async () =>
+      (await awaiting()) === before + 1 ? true : undefined,
+    );
+    const cancelled = await request('DELETE', `/connections/${created.body.id}`, { ...via, token });
+    assert.equal(cancelled.status, 202, cancelled.text);
+    await eventually('the cancelled connection no longer counted', async () =>
+      (await awaiting()) === before ? true : undefined,
+    );
+  });
+
+  it('says whether the database and Temporal answer', async () => {
+    const samples = await scrape();
+    assert.equal(sampleOf(samples, 'ixapi_dependency_up', { dependency: 'database' }), 1);
+    assert.equal(sampleOf(samples, 'ixapi_dependency_up', { dependency: 'temporal' }), 1);
   });
 
   it('counts rate-limit refusals by limit', async () => {

@@ -180,7 +180,7 @@ function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Databa
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    activities: activitiesFor(db, config, workerSeries?.observeDriverCall),
+    activities: activitiesFor(db, config, workerSeries),
   });
 }
 

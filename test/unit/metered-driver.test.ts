@@ -21,6 +21,14 @@ function fakeDriver(): DeviceDriver {
   return calls as unknown as DeviceDriver;
 }
 
+/** A driver whose loads make candidates on the device the intent names and whose commits fail. */
+function loadingDriver(): DeviceDriver {
+  const driver = fakeDriver() as unknown as Record<string, unknown>;
+  driver.load = (intent: { device: string }) =>
+    Promise.resolve({ id: `cand-${intent.device}`, device: intent.device, changes: [] });
+  return driver as unknown as DeviceDriver;
+}
+
 describe('metered device driver', () => {
   it('passes answers and errors through and reports every call', async () => {
     const seen: DriverCall[] = [];
@@ -30,14 +38,32 @@ describe('metered device driver', () => {
     await assert.rejects(driver.commit('cand-1', 'key-1'), (error) => error instanceof DriverError);
     await assert.rejects(driver.load({} as never), /socket closed/);
     assert.deepEqual(
-      seen.map(({ driver: kind, operation, failure }) => ({ kind, operation, failure })),
+      seen.map(({ driver: kind, operation, device, failure }) => ({ kind, operation, device, failure })),
       [
-        { kind: 'fake', operation: 'readCounters', failure: undefined },
-        { kind: 'fake', operation: 'commit', failure: 'rejected' },
-        { kind: 'fake', operation: 'load', failure: 'other' },
+        { kind: 'fake', operation: 'readCounters', device: 'dev-1', failure: undefined },
+        { kind: 'fake', operation: 'commit', device: undefined, failure: 'rejected' },
+        { kind: 'fake', operation: 'load', device: undefined, failure: 'other' },
       ],
     );
     assert.ok(seen.every((call) => call.seconds >= 0));
+  });
+
+  it('names the device of every call, a commit by the candidate loaded for it', async () => {
+    const seen: DriverCall[] = [];
+    const driver = meterDriver(loadingDriver(), (call) => seen.push(call));
+    const candidate = await driver.load({ device: 'edge-fra-1', interfaces: [] });
+    await driver.rollback('edge-fra-2', 'commit-1');
+    await driver.commit(candidate.id, 'key-1').catch(() => undefined);
+    await driver.commit('cand-unknown', 'key-2').catch(() => undefined);
+    assert.deepEqual(
+      seen.map(({ operation, device }) => ({ operation, device })),
+      [
+        { operation: 'load', device: 'edge-fra-1' },
+        { operation: 'rollback', device: 'edge-fra-2' },
+        { operation: 'commit', device: 'edge-fra-1' },
+        { operation: 'commit', device: undefined },
+      ],
+    );
   });
 
   it('never fails a call for a failing observer', async () => {
@@ -47,32 +73,28 @@ describe('metered device driver', () => {
     assert.deepEqual(await driver.readLags('dev-1'), ['readLags']);
   });
 
-  it('exports calls by driver and operation and failures by code', async () => {
+  it('exports calls by driver and operation and failures by code and device', async () => {
     const registry = createMetricsRegistry();
     const sequelize = { connectionManager: {} } as unknown as Sequelize;
     const metrics = createWorkerMetrics({ registry, sequelize, logger: pino({ level: 'silent' }) });
-    const driver = meterDriver(fakeDriver(), metrics.observeDriverCall);
+    const driver = meterDriver(loadingDriver(), metrics.observeDriverCall);
     await driver.readOptics('dev-1', ['et-0/0/1']);
+    const candidate = await driver.load({ device: 'dev-2' });
+    await driver.commit(candidate.id, 'key-1').catch(() => undefined);
     await driver.commit('cand-1', 'key-1').catch(() => undefined);
     const samples = parseSamples(await registry.metrics());
     const count = 'ixapi_driver_call_duration_seconds_count';
     assert.equal(sampleOf(samples, count, { driver: 'fake', operation: 'readOptics' }), 1);
-    assert.equal(sampleOf(samples, count, { driver: 'fake', operation: 'commit' }), 1);
-    assert.equal(
+    assert.equal(sampleOf(samples, count, { driver: 'fake', operation: 'commit' }), 2);
+    const failures = (operation: string, device: string) =>
       sampleOf(samples, 'ixapi_driver_call_failures_total', {
         driver: 'fake',
-        operation: 'commit',
+        operation,
         code: 'rejected',
-      }),
-      1,
-    );
-    assert.equal(
-      sampleOf(samples, 'ixapi_driver_call_failures_total', {
-        driver: 'fake',
-        operation: 'readOptics',
-        code: 'rejected',
-      }),
-      0,
-    );
+        device,
+      });
+    assert.equal(failures('commit', 'dev-2'), 1);
+    assert.equal(failures('commit', 'unknown'), 1);
+    assert.equal(failures('readOptics', 'dev-1'), 0);
   });
 });

@@ -31,6 +31,36 @@ describe('metrics', () => {
     assert.equal(statusClassOf(0), 'other');
   });
 
+  it('says at each scrape which dependencies answer their health probe', async () => {
+    const registry = createMetricsRegistry();
+    let temporalStatus = 'pass';
+    createApiMetrics({
+      registry,
+      sequelize: fakeSequelize(undefined),
+      outbox: { backlog: () => Promise.resolve({ undelivered: 0, oldest: null }) },
+      health: () =>
+        Promise.resolve({
+          status: temporalStatus === 'pass' ? 'pass' : 'warn',
+          version: '2',
+          releaseId: 'test',
+          serviceId: 'ixapi-provisioning',
+          description: 'test',
+          checks: {
+            'database:responseTime': [{ status: 'pass' }],
+            'temporal:responseTime': [{ status: temporalStatus }],
+          },
+        }),
+      logger: pino({ level: 'silent' }),
+    });
+    const up = async (dependency: string) =>
+      sampleOf(parseSamples(await registry.metrics()), 'ixapi_dependency_up', { dependency });
+    assert.equal(await up('database'), 1);
+    assert.equal(await up('temporal'), 1);
+    temporalStatus = 'warn';
+    assert.equal(await up('temporal'), 0);
+    assert.equal(await up('database'), 1);
+  });
+
   it('records requests by operation id, problems by type, tokens and refusals', async () => {
     const registry = createMetricsRegistry();
     const outbox: OutboxBacklog = { backlog: () => Promise.resolve({ undelivered: 0, oldest: null }) };
