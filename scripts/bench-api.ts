@@ -11,8 +11,9 @@ import { sparePort } from '../db/seed/catalogue';
 
 /**
  * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
- * a throw-away database holding the demo exchange plus 100,000 extra ports, with the API and a bare
- * Express "ceiling" server (same JSON, no auth, database or validation) in their own processes.
+ * a throw-away database holding the demo exchange plus 100,000 extra ports, with the API (metrics
+ * on, as deployed), a second API without metrics (to price them) and a bare Express "ceiling" server
+ * (same JSON, no auth, database or validation) in their own processes.
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -118,10 +119,14 @@ async function main(): Promise<void> {
     const [credential] = await seedDemo(db);
     await addPorts(db);
 
-    children.push(startProcess('api/main.ts', env));
+    children.push(startProcess('api/main.ts', { ...env, METRICS_PORT: '8103' }));
+    children.push(startProcess('api/main.ts', { ...env, PORT: '8104', METRICS_PORT: '' }));
     children.push(startProcess('scripts/bench-ceiling.ts', { ...env, PORT: '8102' }));
     const api = 'http://127.0.0.1:8101/api/v2';
+    const unmetered = 'http://127.0.0.1:8104/api/v2';
     await waitForUrl(`${api}/health`);
+    await waitForUrl(`${unmetered}/health`);
+    await waitForUrl('http://127.0.0.1:8103/metrics');
     const tokenResponse = await fetch(`${api}/auth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -173,6 +178,18 @@ async function main(): Promise<void> {
     );
 
     results.push(await measure(`GET the same deep page through X-Pagination-Next`, deepViaNext, auth));
+    results.push(
+      await measure(
+        'GET /facilities/{id} (authenticated, no metrics)',
+        `${unmetered}/facilities/fac-fra-kleyer`,
+        auth,
+      ),
+    );
+    // The metered replica's figures once more, measured after the unmetered one, so that neither
+    // gains from going first on a machine whose speed drifts.
+    results.push(
+      await measure('GET /facilities/{id} (authenticated, again)', `${api}/facilities/fac-fra-kleyer`, auth),
+    );
 
     const ceiling = results[0].requests;
     process.stdout.write('\n');
@@ -184,9 +201,13 @@ async function main(): Promise<void> {
         `${r.name.padEnd(62)} ${r.requests.toFixed(0).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${`${((r.requests / ceiling) * 100).toFixed(0)}%`.padStart(11)} ${r.errors}\n`,
       );
     }
-    const [, read, first, deep, viaNext] = results;
+    const [, read, first, deep, viaNext, unmeteredRead, readAgain] = results;
+    const metered = (read.requests + readAgain.requests) / 2;
     process.stdout.write(
       `\nauthenticated read: ${((read.requests / ceiling) * 100).toFixed(0)}% of the ceiling (aim: 50% or more); deep page: ${((deep.requests / first.requests) * 100).toFixed(0)}% of the first page's throughput by offset, ${((viaNext.requests / first.requests) * 100).toFixed(0)}% through X-Pagination-Next (aim: about 100%)\n`,
+    );
+    process.stdout.write(
+      `metrics: the metered authenticated read makes ${((metered / unmeteredRead.requests) * 100).toFixed(1)}% of the unmetered one's throughput, a cost of ${(100 - (metered / unmeteredRead.requests) * 100).toFixed(1)}% (aim: under 5%)\n`,
     );
   } finally {
     for (const child of children) child.kill('SIGTERM');

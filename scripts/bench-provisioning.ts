@@ -619,6 +619,20 @@ async function runCeiling(
 
 // ---------------------------------------------------------------------------------------------
 
+/** What the worker's metrics say of the run: connections timed to production and their mean time. */
+async function workerFigures(port: number): Promise<string> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const value = (series: string) =>
+      Number(new RegExp(`^${series}\\{type="connection"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const count = value('ixapi_provisioning_duration_seconds_count');
+    const sum = value('ixapi_provisioning_duration_seconds_sum');
+    return `${count} connections timed to production, ${((sum / count) * 1000).toFixed(0)} ms on average (ixapi_provisioning_duration_seconds)`;
+  } catch (error) {
+    return `not read (${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
 async function main(): Promise<void> {
   const settings = readSettings();
   const server = new URL(process.env.DATABASE_URL || 'mysql://root@127.0.0.1:3306/ixapi');
@@ -664,8 +678,16 @@ async function main(): Promise<void> {
   say(
     `starting the API on 127.0.0.1:${apiPort} and a worker (cross-connect delay 0 ms, device latency ${settings.deviceLatencyMs} ms)`,
   );
-  startChild('worker', process.execPath, ['--import', 'tsx', 'worker/main.ts'], env);
-  startChild('api', process.execPath, ['--import', 'tsx', 'api/main.ts'], env);
+  // Both with their metrics on, as deployed; the worker's figures are read back at the end.
+  const workerMetricsPort = await freePort();
+  startChild('worker', process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    ...env,
+    METRICS_PORT: String(workerMetricsPort),
+  });
+  startChild('api', process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    ...env,
+    METRICS_PORT: String(await freePort()),
+  });
   const base = `http://127.0.0.1:${apiPort}/api/v2`;
   await waitFor('the API', async () => {
     const response = await fetch(`${base}/health`);
@@ -793,6 +815,7 @@ async function main(): Promise<void> {
       `${idle.length - idleMs.length + loaded.length - loadedMs.length} batch orders refused`,
   ].filter(Boolean);
   out(`problems                 ${problems.length ? problems.join('; ') : 'none'}`);
+  out(`worker's metrics         ${await workerFigures(workerMetricsPort)}`);
   out(
     `settings                 BENCH_ORDERS=${settings.orders} BENCH_BATCH=${settings.batch} BENCH_DEVICE_LATENCY_MS=${settings.deviceLatencyMs} BENCH_OFFERING=${settings.offering}; production polled every ${POLL_MS} ms`,
   );

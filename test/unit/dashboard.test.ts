@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import type { SeriesType } from '../support/series';
+import { nodeDefaultSeries, PROJECT_SERIES, SHARED_GAUGES, storedNames } from '../support/series';
 
 /**
  * Static checks of the Grafana dashboard deploy/grafana/dashboards/ixapi-operations.json: it loads,
@@ -15,52 +17,25 @@ const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8
 const DASHBOARD_FILE = 'deploy/grafana/dashboards/ixapi-operations.json';
 const DATASOURCES_FILE = 'deploy/grafana/provisioning/datasources/prometheus.yml';
 
-/** Histograms, each stored as three series. */
-const HISTOGRAMS = [
-  'ixapi_http_request_duration_seconds',
-  'ixapi_driver_call_duration_seconds',
-  'ixapi_provisioning_duration_seconds',
-  'temporal_activity_schedule_to_start_latency_seconds',
-  'temporal_workflow_task_schedule_to_start_latency_seconds',
-];
+/** Series of the worker's Temporal SDK the dashboard reads, with their types. */
+const TEMPORAL_SERIES: Record<string, SeriesType> = {
+  temporal_activity_schedule_to_start_latency_seconds: 'histogram',
+  temporal_workflow_task_schedule_to_start_latency_seconds: 'histogram',
+  temporal_activity_execution_failed_total: 'counter',
+  temporal_sticky_cache_size: 'gauge',
+  temporal_worker_task_slots_available: 'gauge',
+};
 
 /**
- * Every series a query may name, as Prometheus stores it: the ones of the API and the worker
- * (docs/deployment.md, "Metrics"), those of the worker's Temporal SDK, and Prometheus's own `up`.
+ * Every series a query may name, as Prometheus stores it: the API's and the worker's own and Node's
+ * defaults (docs/deployment.md, "Metrics"), those of the worker's Temporal SDK, and Prometheus's `up`.
  */
 const KNOWN_SERIES = new Set([
-  ...HISTOGRAMS.flatMap((name) => ['_bucket', '_count', '_sum'].map((suffix) => `${name}${suffix}`)),
-  'ixapi_http_problems_total',
-  'ixapi_auth_tokens_total',
-  'ixapi_rate_limit_refusals_total',
-  'ixapi_outbox_undelivered_messages',
-  'ixapi_outbox_oldest_undelivered_age_seconds',
-  'ixapi_db_pool_connections',
-  'ixapi_db_pool_waiting_requests',
-  'ixapi_db_pool_max_connections',
-  'ixapi_driver_call_failures_total',
-  'ixapi_metrics_collection_failures_total',
-  'ixapi_resources',
-  'ixapi_cross_connects_awaiting_subscriber',
-  'ixapi_dependency_up',
-  'ixapi_nodejs_eventloop_lag_seconds',
-  'ixapi_process_resident_memory_bytes',
-  'temporal_activity_execution_failed_total',
-  'temporal_sticky_cache_size',
-  'temporal_worker_task_slots_available',
+  ...Object.entries({ ...nodeDefaultSeries(), ...PROJECT_SERIES, ...TEMPORAL_SERIES }).flatMap(
+    ([name, type]) => storedNames(name, type),
+  ),
   'up',
 ]);
-
-/**
- * Gauges every replica reads from the same table: each replica reports the same number, so they are
- * combined with max, never added up.
- */
-const SHARED_GAUGES = [
-  'ixapi_resources',
-  'ixapi_cross_connects_awaiting_subscriber',
-  'ixapi_outbox_undelivered_messages',
-  'ixapi_outbox_oldest_undelivered_age_seconds',
-];
 
 /** PromQL functions and aggregations, and Grafana's label_values() of variable queries. */
 const FUNCTIONS = new Set([

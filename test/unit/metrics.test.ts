@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { OutboxBacklog } from '../../api/metrics';
@@ -10,6 +12,7 @@ import {
   UNROUTED,
 } from '../../api/metrics';
 import { parseSamples, sampleOf } from '../support/prometheus';
+import { PROJECT_SERIES } from '../support/series';
 
 /** A Sequelize as far as the pool gauges read it. */
 const fakeSequelize = (pool: unknown) => ({ connectionManager: { pool } }) as unknown as Sequelize;
@@ -22,6 +25,17 @@ function recordingLogger() {
 }
 
 describe('metrics', () => {
+  it("lists in the deployment guide every series of the service's own, with its type", () => {
+    const guide = readFileSync(path.resolve(__dirname, '../../docs/deployment.md'), 'utf8');
+    const listed = Object.fromEntries(
+      [...guide.matchAll(/^\| `(ixapi_[a-z_]+)` +\| (counter|gauge|histogram) /gm)].map(([, name, type]) => [
+        name,
+        type,
+      ]),
+    );
+    assert.deepEqual(listed, PROJECT_SERIES);
+  });
+
   it('labels statuses by class', () => {
     assert.equal(statusClassOf(200), '2xx');
     assert.equal(statusClassOf(201), '2xx');
