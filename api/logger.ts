@@ -1,10 +1,15 @@
 import pino from 'pino';
+import { activeTraceIds } from '../telemetry/tracing';
 
-/** JSON logs; credentials and tokens are never written, wherever they appear. */
+/**
+ * JSON logs; credentials and tokens are never written, wherever they appear. A line written within
+ * a traced request or activity carries its `trace_id` and `span_id`.
+ */
 export function createLogger(options: { level: string; name: string }) {
   return pino({
     name: options.name,
     level: options.level,
+    mixin: activeTraceIds,
     redact: {
       paths: [
         'req.headers.authorization',

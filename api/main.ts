@@ -1,3 +1,6 @@
+// First: tracing instruments the modules loaded after it.
+import { tracing } from './tracing';
+
 import { LabDriver } from '../activities/drivers/lab';
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
@@ -16,7 +19,7 @@ async function main(): Promise<void> {
   // The exchange's devices are driven by the lab driver, as in the worker.
   const driver = new LabDriver(db.sequelize, { latencyMs: config.labDeviceLatencyMs });
   const api = await startApi({ config, logger, db, driver });
-  logger.info({ url: api.url, metrics: api.metricsUrl }, 'API listening');
+  logger.info({ url: api.url, metrics: api.metricsUrl, tracing: tracing.enabled }, 'API listening');
 
   // SIGTERM (a deploy, a scale-down): stop taking connections, let requests under way finish within
   // SHUTDOWN_TIMEOUT, then close the database. A second signal ends the process at once.
@@ -30,6 +33,8 @@ async function main(): Promise<void> {
     logger.info({ signal, deadlineSeconds: config.shutdownTimeoutSeconds }, 'API stopping');
     await api.stop();
     await db.close();
+    // Spans still buffered go out before the process ends.
+    await tracing.shutdown().catch(() => undefined);
     logger.info('API stopped');
     process.exit(0);
   };

@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
 import type { Logger } from 'pino';
@@ -128,8 +129,14 @@ export function mountOperations(options: {
     const mediaTypes = Object.keys(spec.operation.requestBody?.content ?? {});
     const retrySafe = definition.authenticated && WRITE_METHODS.has(spec.method);
     // Read by the request metrics (api/metrics.ts): the operation id, never the path, labels a request.
+    // The request's span (when traced) is named by the route and the operation id likewise.
+    const spanName = `${spec.method.toUpperCase()} ${spec.path}`;
     const named: RequestHandler = (_req, res, next) => {
       res.locals.operationId = definition.operationId;
+      trace
+        .getActiveSpan()
+        ?.updateName(spanName)
+        .setAttributes({ 'http.route': spec.path, 'ixapi.operation_id': definition.operationId });
       next();
     };
     const guard: RequestHandler = async (req, res, next) => {

@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import { isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -67,6 +68,42 @@ const what: Record<keyof RateLimits, string> = {
   byAddress: 'requests without a valid access token from your address',
 };
 
+type Connection = { query: (...args: unknown[]) => unknown };
+
+/**
+ * Sequelize's connections as the limiter sees them, each statement's callback run in the context
+ * of the request that counts. The library chains its statements in the callbacks of raw mysql2
+ * queries, which otherwise run in the context of the connection's socket: a trace would then hold
+ * the counts of every later request served on the connection its request opened.
+ */
+function storeKeepingContext(sequelize: Sequelize) {
+  const manager = sequelize.connectionManager as unknown as {
+    getConnection(): Promise<Connection>;
+    releaseConnection(connection: Connection): Promise<void>;
+  };
+  const originals = new WeakMap<Connection, Connection>();
+  return {
+    connectionManager: {
+      async getConnection(): Promise<Connection> {
+        const connection = await manager.getConnection();
+        const query = (...args: unknown[]) => {
+          const last = args.length - 1;
+          if (typeof args[last] === 'function') args[last] = context.bind(context.active(), args[last]);
+          return connection.query(...args);
+        };
+        const kept = new Proxy(connection, {
+          get: (target, property) =>
+            property === 'query' ? query : (Reflect.get(target, property, target) as unknown),
+        });
+        originals.set(kept, connection);
+        return kept;
+      },
+      releaseConnection: (connection: Connection) =>
+        manager.releaseConnection(originals.get(connection) ?? connection),
+    },
+  };
+}
+
 /**
  * The limits, counted in the database so that every API replica shares them. Should the database
  * fail to count, each process counts on its own instead (the library's insurance limiter), so a
@@ -80,12 +117,13 @@ export function createRateLimits(deps: {
   onRefused?: (limit: string) => void;
 }): RateLimits {
   const dbName = deps.sequelize.getDatabaseName();
+  const store = storeKeepingContext(deps.sequelize);
   const make = (name: keyof RateLimits, limit: RateLimit | null): Limiter => {
     if (!limit) return () => Promise.resolve();
     const options = { keyPrefix: name, points: limit.points, duration: limit.durationSeconds };
     const limiter: RateLimiterAbstract = new RateLimiterMySQL({
       ...options,
-      storeClient: deps.sequelize,
+      storeClient: store,
       storeType: 'sequelize',
       dbName,
       tableName: RATE_LIMIT_TABLE,

@@ -1,3 +1,4 @@
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   Client,
   Connection,
@@ -5,6 +6,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
 import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
 import type { OutboxRepository, PendingMessage } from '../db/repositories/outbox-repository';
@@ -23,7 +25,13 @@ export interface TemporalHandle {
 /** A Temporal client that connects lazily, so the API starts (and reports `warn`) while Temporal is down. */
 export function connectTemporal(options: { address: string; namespace: string }): TemporalHandle {
   const connection = Connection.lazy({ address: options.address, connectTimeout: 2000 });
-  const client = new Client({ connection, namespace: options.namespace });
+  // Workflow starts and signals carry the caller's trace context in their headers (nothing when
+  // tracing is off), so the workflow's spans join the trace of the request that asked for it.
+  const client = new Client({
+    connection,
+    namespace: options.namespace,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
   // Probes still retrying inside gRPC when the connection closes would fail after the fact; close
   // waits for them (each is bounded by its deadline).
   const probes = new Set<Promise<unknown>>();
@@ -78,8 +86,36 @@ export function createWorkflowStarter(deps: {
 }) {
   const { client, outbox, taskQueue, logger, sendWithinMs = SEND_WITHIN_MS } = deps;
 
-  /** Sends a message, retrying within `withinMs` (the client's retries would take half a minute). */
-  async function send(message: PendingMessage, withinMs: number): Promise<void> {
+  const tracer = trace.getTracer('ixapi-provisioning');
+
+  /**
+   * Sends a message, retrying within `withinMs` (the client's retries would take half a minute), in
+   * a span of the trace of the request that wrote it, whoever sends it and however late.
+   */
+  async function send(message: PendingMessage, withinMs: number, by: 'handler' | 'relay'): Promise<void> {
+    const written = propagation.extract(ROOT_CONTEXT, message.traceContext ?? {});
+    const attributes = {
+      'ixapi.outbox.id': message.id,
+      'ixapi.outbox.sender': by,
+      'ixapi.outbox.attempts': message.attempts,
+      'temporal.workflow_id': message.workflowId,
+    };
+    await context.with(written, () =>
+      tracer.startActiveSpan('outbox deliver', { attributes }, async (span) => {
+        try {
+          await sendNow(message, withinMs);
+        } catch (error) {
+          span.recordException(error as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      }),
+    );
+  }
+
+  async function sendNow(message: PendingMessage, withinMs: number): Promise<void> {
     await client.connection.withDeadline(Date.now() + withinMs, async () => {
       if (isSignal(message)) {
         await client.workflow.getHandle(message.workflowId).signal(message.signal);
@@ -98,9 +134,13 @@ export function createWorkflowStarter(deps: {
    * Sends one claimed outbox message. A start whose workflow already runs, and a signal for a
    * workflow that is no longer running (nothing waits for it), count as delivered.
    */
-  async function sendClaimed(start: PendingMessage, withinMs: number): Promise<boolean> {
+  async function sendClaimed(
+    start: PendingMessage,
+    withinMs: number,
+    by: 'handler' | 'relay',
+  ): Promise<boolean> {
     try {
-      await send(start, withinMs);
+      await send(start, withinMs, by);
     } catch (error) {
       const settled =
         error instanceof WorkflowExecutionAlreadyStartedError ||
@@ -126,7 +166,7 @@ export function createWorkflowStarter(deps: {
      */
     async deliver(start: PendingMessage): Promise<boolean> {
       if (!(await outbox.claim(start.id, OUTBOX_LEASE_MS))) return outbox.isDelivered(start.id);
-      return sendClaimed(start, sendWithinMs.handler);
+      return sendClaimed(start, sendWithinMs.handler, 'handler');
     },
     /**
      * Claims and sends the messages older than `graceMs` that are still pending and that no other
@@ -136,7 +176,7 @@ export function createWorkflowStarter(deps: {
       const due = await outbox.claimDue({ graceMs, leaseMs: OUTBOX_LEASE_MS });
       let delivered = 0;
       for (const [index, start] of due.entries()) {
-        if (await sendClaimed(start, sendWithinMs.relay)) {
+        if (await sendClaimed(start, sendWithinMs.relay, 'relay')) {
           delivered += 1;
           continue;
         }

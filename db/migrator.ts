@@ -19,6 +19,7 @@ import * as outboxClaims from './migrations/0016-outbox-claims';
 import * as requestGuards from './migrations/0017-request-guards';
 import * as eventTypes from './migrations/0018-event-types';
 import * as eventRetention from './migrations/0019-event-retention';
+import * as outboxTraceContext from './migrations/0020-outbox-trace-context';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -46,6 +47,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0017-request-guards', requestGuards],
   ['0018-event-types', eventTypes],
   ['0019-event-retention', eventRetention],
+  ['0020-outbox-trace-context', outboxTraceContext],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -112,6 +112,8 @@ export interface OutboxRow {
   claimedUntil: Date | null;
   attempts: number;
   lastError: string | null;
+  /** The W3C trace context of the request that wrote the row (migration 0020), or null. */
+  traceContext: Record<string, string> | null;
 }
 
 type Defined<T extends object, Opt extends keyof T = never> = ModelStatic<Model<T, Optional<T, Opt>>>;
@@ -136,7 +138,14 @@ export interface Models {
   Event: Defined<EventRow, 'serial' | 'account'>;
   Outbox: Defined<
     OutboxRow,
-    'id' | 'deliveredAt' | 'claimedUntil' | 'attempts' | 'lastError' | 'searchAttributes' | 'signalName'
+    | 'id'
+    | 'deliveredAt'
+    | 'claimedUntil'
+    | 'attempts'
+    | 'lastError'
+    | 'searchAttributes'
+    | 'signalName'
+    | 'traceContext'
   >;
 }
 
@@ -237,6 +246,7 @@ export function defineModels(sequelize: Sequelize): Models {
       claimedUntil: { type: DataTypes.DATE(3), allowNull: true },
       attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       lastError: { type: DataTypes.TEXT, allowNull: true },
+      traceContext: jsonColumn('traceContext', null, true),
     },
     { updatedAt: false },
   ) as Models['Outbox'];

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../db';
@@ -12,9 +13,23 @@ import { sparePort } from '../db/seed/catalogue';
 /**
  * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
  * a throw-away database holding the demo exchange plus 100,000 extra ports, with the API (metrics
- * on, as deployed), a second API without metrics (to price them) and a bare Express "ceiling" server
+ * on, as deployed), a second API without metrics (to price them), a third with tracing on, exporting
+ * every span to a receiver in this process (to price tracing), and a bare Express "ceiling" server
  * (same JSON, no auth, database or validation) in their own processes.
  */
+
+/** An OTLP/HTTP receiver that takes every export and keeps nothing but a count of its bytes. */
+async function startSpanSink(): Promise<{ url: string; bytes: () => number; close: () => void }> {
+  let bytes = 0;
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(8105, '127.0.0.1', resolve));
+  return { url: 'http://127.0.0.1:8105', bytes: () => bytes, close: () => server.close() };
+}
 
 const ROOT = path.resolve(__dirname, '..');
 const EXTRA_PORTS = 100_000;
@@ -121,11 +136,22 @@ async function main(): Promise<void> {
 
     children.push(startProcess('api/main.ts', { ...env, METRICS_PORT: '8103' }));
     children.push(startProcess('api/main.ts', { ...env, PORT: '8104', METRICS_PORT: '' }));
+    const sink = await startSpanSink();
+    children.push(
+      startProcess('api/main.ts', {
+        ...env,
+        PORT: '8106',
+        METRICS_PORT: '8107',
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+      }),
+    );
     children.push(startProcess('scripts/bench-ceiling.ts', { ...env, PORT: '8102' }));
     const api = 'http://127.0.0.1:8101/api/v2';
     const unmetered = 'http://127.0.0.1:8104/api/v2';
+    const traced = 'http://127.0.0.1:8106/api/v2';
     await waitForUrl(`${api}/health`);
     await waitForUrl(`${unmetered}/health`);
+    await waitForUrl(`${traced}/health`);
     await waitForUrl('http://127.0.0.1:8103/metrics');
     const tokenResponse = await fetch(`${api}/auth/token`, {
       method: 'POST',
@@ -190,6 +216,13 @@ async function main(): Promise<void> {
     results.push(
       await measure('GET /facilities/{id} (authenticated, again)', `${api}/facilities/fac-fra-kleyer`, auth),
     );
+    results.push(
+      await measure(
+        'GET /facilities/{id} (authenticated, traced)',
+        `${traced}/facilities/fac-fra-kleyer`,
+        auth,
+      ),
+    );
 
     const ceiling = results[0].requests;
     process.stdout.write('\n');
@@ -201,7 +234,7 @@ async function main(): Promise<void> {
         `${r.name.padEnd(62)} ${r.requests.toFixed(0).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${`${((r.requests / ceiling) * 100).toFixed(0)}%`.padStart(11)} ${r.errors}\n`,
       );
     }
-    const [, read, first, deep, viaNext, unmeteredRead, readAgain] = results;
+    const [, read, first, deep, viaNext, unmeteredRead, readAgain, tracedRead] = results;
     const metered = (read.requests + readAgain.requests) / 2;
     process.stdout.write(
       `\nauthenticated read: ${((read.requests / ceiling) * 100).toFixed(0)}% of the ceiling (aim: 50% or more); deep page: ${((deep.requests / first.requests) * 100).toFixed(0)}% of the first page's throughput by offset, ${((viaNext.requests / first.requests) * 100).toFixed(0)}% through X-Pagination-Next (aim: about 100%)\n`,
@@ -209,6 +242,10 @@ async function main(): Promise<void> {
     process.stdout.write(
       `metrics: the metered authenticated read makes ${((metered / unmeteredRead.requests) * 100).toFixed(1)}% of the unmetered one's throughput, a cost of ${(100 - (metered / unmeteredRead.requests) * 100).toFixed(1)}% (aim: under 5%)\n`,
     );
+    process.stdout.write(
+      `tracing: the traced authenticated read (every span exported, ${(sink.bytes() / 1e6).toFixed(1)} MB of OTLP sent) makes ${((tracedRead.requests / metered) * 100).toFixed(1)}% of the metered one's throughput\n`,
+    );
+    sink.close();
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await db.close();

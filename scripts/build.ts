@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_BUNDLE } from '../worker/create-worker';
+import { WORKFLOW_BUNDLE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/create-worker';
 import { DOCS_DIR, SPEC_PATH } from '../spec';
 import { buildDocs, docsAreStale } from './build-docs';
 
@@ -36,6 +36,7 @@ export async function build(out = path.join(ROOT, 'dist')): Promise<void> {
 async function bundleWorkflows(out: string): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(out, 'workflows', 'index.js'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: new DefaultLogger('WARN'),
   });
   writeFileSync(path.join(out, 'worker', WORKFLOW_BUNDLE), code);

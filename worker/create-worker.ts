@@ -1,6 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { NativeConnection } from '@temporalio/worker';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
@@ -11,6 +16,8 @@ import type { DriverCall } from '../activities/drivers/metered-driver';
 import { meterDriver } from '../activities/drivers/metered-driver';
 import type { Config } from '../config/config';
 import type { Database } from '../db';
+import type { Tracing } from '../telemetry/tracing';
+import { currentTracing } from '../telemetry/tracing';
 
 /**
  * The worker's activities over one database; devices and cloud providers are the lab's. With
@@ -30,7 +37,7 @@ export function activitiesFor(
     networkServiceConfigs: db.networkServiceConfigs,
     networkFeatureConfigs: db.networkFeatureConfigs,
     traffic: db.traffic,
-    driver: metrics ? meterDriver(driver, metrics.observeDriverCall) : driver,
+    driver: meterDriver(driver, metrics?.observeDriverCall),
     cloudProvider: new LabCloudProvider(db.sequelize),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,
@@ -44,11 +51,25 @@ export function activitiesFor(
  */
 export const WORKFLOW_BUNDLE = 'workflow-bundle.js';
 
-function workflowCode(): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+/**
+ * The workflow interceptors every workflow runs with: they read the trace context the starter put
+ * in the headers, and pass it on to activities, so that a workflow's spans join the request's trace.
+ * `npm run build` bundles them with the workflows.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
+
+function workflowCode():
+  | { workflowBundle: { codePath: string } }
+  | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
   const bundle = path.join(__dirname, WORKFLOW_BUNDLE);
   return existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }
-    : { workflowsPath: require.resolve('../workflows') };
+    : {
+        workflowsPath: require.resolve('../workflows'),
+        interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+      };
 }
 
 /** A worker for the provisioning task queue, running the workflows of workflows/ and the given activities. */
@@ -62,12 +83,27 @@ export async function createWorker(options: {
    * cancelled (and retried by another worker); no new tasks are taken meanwhile.
    */
   shutdownGraceMs?: number;
+  /** Where workflow and activity spans go; the process's tracing by default (off unless configured). */
+  tracing?: Tracing;
 }): Promise<Worker> {
+  const tracing = options.tracing ?? currentTracing();
+  const code = workflowCode();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...workflowCode(),
+    ...code,
+    interceptors: {
+      ...('interceptors' in code ? code.interceptors : {}),
+      activity: [
+        (context) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(context),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(context),
+        }),
+      ],
+    },
+    // Workflows cannot export spans themselves: they hand them to this sink, outside the sandbox.
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
     activities: options.activities,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,
   });

@@ -1,4 +1,7 @@
-import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+// First: tracing instruments the modules loaded after it.
+import { tracing } from './tracing';
+
+import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createLogger } from '../api/logger';
 import { connectTemporal, startTrafficCollector } from '../api/temporal';
 import type { Logger } from 'pino';
@@ -11,6 +14,7 @@ import { createMetricsRegistry, startMetricsListener } from '../api/metrics';
 import { activitiesFor, createWorker } from './create-worker';
 import type { WorkerMetrics } from './metrics';
 import { createWorkerMetrics } from './metrics';
+import { temporalLoggerFor } from './temporal-logger';
 
 async function connectWithRetry(address: string, log: (message: string) => void): Promise<NativeConnection> {
   for (let attempt = 1; ; attempt += 1) {
@@ -53,7 +57,8 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
   Runtime.install({
-    logger: new DefaultLogger('WARN'),
+    // Workflow and activity log lines go into the worker's pino log with their workflow ids.
+    logger: temporalLoggerFor(logger),
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) },
       // The SDK's own series (task slots, poll and schedule-to-start latencies, sticky cache,
@@ -96,9 +101,15 @@ async function main(): Promise<void> {
     taskQueue: config.temporalTaskQueue,
     activities: activitiesFor(db, config, metrics),
     shutdownGraceMs: config.shutdownTimeoutSeconds * 1000,
+    tracing,
   });
   logger.info(
-    { address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue },
+    {
+      address,
+      namespace: config.temporalNamespace,
+      taskQueue: config.temporalTaskQueue,
+      tracing: tracing.enabled,
+    },
     'worker polling',
   );
   const collecting = startCollector(address, config, logger);
@@ -109,6 +120,8 @@ async function main(): Promise<void> {
   await connection.close();
   await metricsListener?.close();
   await db.close();
+  // Spans still buffered (the last activities', the workflows' through the sink) go out now.
+  await tracing.shutdown().catch(() => undefined);
   logger.info('worker stopped');
 }
 

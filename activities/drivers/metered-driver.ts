@@ -1,3 +1,4 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { DeviceDriver, DriverErrorCode } from './contract';
 import { DriverError } from './contract';
 
@@ -40,14 +41,17 @@ export interface DriverCall {
   failure: DriverErrorCode | 'other' | undefined;
 }
 
+const tracer = trace.getTracer('ixapi-provisioning');
+
 /**
- * The driver, each call of its contract timed and reported to `observe` (for the worker's metrics);
- * answers and errors pass through unchanged, and a failing `observe` never fails a call.
+ * The driver, each call of its contract a span (`driver <operation>`, a child of the activity's
+ * when traced) and timed and reported to `observe` (the worker's metrics, when on); answers and
+ * errors pass through unchanged, and a failing `observe` never fails a call.
  */
-export function meterDriver(driver: DeviceDriver, observe: (call: DriverCall) => void): DeviceDriver {
+export function meterDriver(driver: DeviceDriver, observe?: (call: DriverCall) => void): DeviceDriver {
   const report = (call: DriverCall) => {
     try {
-      observe(call);
+      observe?.(call);
     } catch {
       // Metrics never break device work.
     }
@@ -70,24 +74,40 @@ export function meterDriver(driver: DeviceDriver, observe: (call: DriverCall) =>
   };
   const metered = { kind: driver.kind, capabilities: driver.capabilities } as Record<string, unknown>;
   for (const operation of DRIVER_OPERATIONS) {
-    metered[operation] = async (...args: unknown[]) => {
+    metered[operation] = (...args: unknown[]) => {
       const device = deviceOf(operation, args);
-      const start = process.hrtime.bigint();
-      const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
-      try {
-        const answer: unknown = await (driver[operation] as (...a: unknown[]) => Promise<unknown>).apply(
-          driver,
-          args,
-        );
-        if (operation === 'load') rememberCandidate(answer);
-        else if (operation === 'commit' && typeof args[0] === 'string') candidates.delete(args[0]);
-        report({ driver: driver.kind, operation, device, seconds: seconds(), failure: undefined });
-        return answer;
-      } catch (error) {
-        const failure = error instanceof DriverError ? error.code : 'other';
-        report({ driver: driver.kind, operation, device, seconds: seconds(), failure });
-        throw error;
-      }
+      const attributes = {
+        'ixapi.driver': driver.kind,
+        ...(device !== undefined && { 'ixapi.device': device }),
+      };
+      return tracer.startActiveSpan(
+        `driver ${operation}`,
+        { kind: SpanKind.CLIENT, attributes },
+        async (span) => {
+          const start = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+          try {
+            const answer: unknown = await (driver[operation] as (...a: unknown[]) => Promise<unknown>).apply(
+              driver,
+              args,
+            );
+            if (operation === 'load') rememberCandidate(answer);
+            else if (operation === 'commit' && typeof args[0] === 'string') candidates.delete(args[0]);
+            report({ driver: driver.kind, operation, device, seconds: seconds(), failure: undefined });
+            return answer;
+          } catch (error) {
+            const failure = error instanceof DriverError ? error.code : 'other';
+            report({ driver: driver.kind, operation, device, seconds: seconds(), failure });
+            span.setStatus({
+              code: SpanStatusCode.ERROR,
+              message: `${failure}: ${String((error as Error)?.message ?? error)}`,
+            });
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      );
     };
   }
   return metered as unknown as DeviceDriver;

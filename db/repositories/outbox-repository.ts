@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api';
 import type { Transaction } from 'sequelize';
 import { Op, QueryTypes } from 'sequelize';
 import type { Models } from '../models';
@@ -18,7 +19,19 @@ export interface WorkflowSignal {
 
 export type OutboxMessage = WorkflowStart | WorkflowSignal;
 
-export type PendingMessage<M extends OutboxMessage = OutboxMessage> = M & { id: number; attempts: number };
+export type PendingMessage<M extends OutboxMessage = OutboxMessage> = M & {
+  id: number;
+  attempts: number;
+  /** The W3C trace context of the request that wrote it, for its delivery to join; null if none. */
+  traceContext: Record<string, string> | null;
+};
+
+/** The trace the caller runs in, as W3C headers; null outside a sampled trace (tracing off). */
+function activeTraceContext(): Record<string, string> | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ? carrier : null;
+}
 
 /** An undelivered workflow start. */
 export type PendingStart = PendingMessage<WorkflowStart>;
@@ -30,7 +43,12 @@ export function isSignal(message: OutboxMessage): message is WorkflowSignal {
 export function createOutboxRepository({ models }: { models: Models }) {
   const toPending = (instance: InstanceType<Models['Outbox']>): PendingMessage => {
     const row = instance.get({ plain: true });
-    const delivery = { id: Number(row.id), attempts: row.attempts, workflowId: row.workflowId };
+    const delivery = {
+      id: Number(row.id),
+      attempts: row.attempts,
+      workflowId: row.workflowId,
+      traceContext: row.traceContext ?? null,
+    };
     if (row.signalName) return { ...delivery, signal: row.signalName };
     return {
       ...delivery,
@@ -51,10 +69,12 @@ export function createOutboxRepository({ models }: { models: Models }) {
             args: [],
             searchAttributes: {},
             signalName: message.signal,
+            traceContext: activeTraceContext(),
           }
         : {
             ...message,
             searchAttributes: message.searchAttributes as unknown as Record<string, string[]>,
+            traceContext: activeTraceContext(),
           },
       { transaction },
     );

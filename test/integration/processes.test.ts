@@ -1,99 +1,20 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { startApi } from '../../api/server';
 import { loadConfig } from '../../config/config';
 import { openDatabase } from '../../db';
-import { login, request } from '../support/http';
+import { orderAndTakeDown, startBuiltPair } from '../support/processes';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-/** A process started from dist/, its log lines (pino JSON) and its exit. */
-function startBuilt(script: string, env: NodeJS.ProcessEnv) {
-  const file = path.join(ROOT, 'dist', script);
-  assert.ok(existsSync(file), `${file} is missing: run \`npm run build\` first (npm test does)`);
-  const child: ChildProcess = spawn(process.execPath, [file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => lines.push(line));
-  }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const logged = (message: string) =>
-    eventually(
-      `${script} logging "${message}"`,
-      () => Promise.resolve(lines.some((line) => line.includes(`"msg":"${message}"`)) ? true : undefined),
-      60_000,
-    );
-  return { child, lines, exited, logged };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('the production processes', function () {
   this.timeout(120_000);
 
   it('provision an order from the compiled API and worker, and stop cleanly on SIGTERM', async () => {
-    const port = await freePort();
-    const env = {
-      ...process.env,
-      ...stack().env,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}/api/v2`,
-      // A queue of their own: what this API starts, this worker runs.
-      TEMPORAL_TASK_QUEUE: `ixapi-dist-${randomBytes(3).toString('hex')}`,
-    };
-    const worker = startBuilt('worker/main.js', env);
-    const api = startBuilt('api/main.js', env);
+    const { worker, api, baseUrl } = await startBuiltPair();
     try {
-      await Promise.all([worker.logged('worker polling'), api.logged('API listening')]);
-      const baseUrl = `http://127.0.0.1:${port}/api/v2`;
-      const token = (await login('customer', 0)).accessToken;
-      const created = await request('POST', '/connections', {
-        baseUrl,
-        token,
-        body: {
-          managing_account: 'acc-spree-networks',
-          consuming_account: 'acc-spree-networks',
-          billing_account: 'acc-spree-networks',
-          role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
-          product_offering: 'po-connection-ham-10g',
-          mode: 'standalone',
-          port_quantity: 1,
-          subscriber_side_demarcs: ['cage 4, panel 1, port 7'],
-        },
-      });
-      assert.equal(created.status, 201, created.text);
-      const id = created.body.id as string;
-      const stateOf = async () =>
-        (await request('GET', `/connections/${id}`, { baseUrl, token })).body.state as string;
-      await eventually('the connection in production', async () =>
-        (await stateOf()) === 'production' ? true : undefined,
-      );
-      // 10G ports are given back at once: the workflow takes it down today.
-      const gone = await request('DELETE', `/connections/${id}`, { baseUrl, token });
-      assert.equal(gone.status, 202, gone.text);
-      await eventually('the connection decommissioned', async () =>
-        (await stateOf()) === 'decommissioned' ? true : undefined,
-      );
+      await orderAndTakeDown(baseUrl, 'cage 4, panel 1, port 7');
     } finally {
       worker.child.kill('SIGTERM');
       api.child.kill('SIGTERM');

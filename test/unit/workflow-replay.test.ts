@@ -3,6 +3,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { currentTracing } from '../../telemetry/tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/create-worker';
 import { HISTORIES, historyFiles } from '../support/workflow-histories';
 
 type History = { events: Array<Record<string, any>> };
@@ -11,7 +14,8 @@ const read = (file: string) => JSON.parse(readFileSync(path.join(HISTORIES, file
 /**
  * Every recorded history, of every workflow type and every source hash, must replay against the
  * current workflow code: a change that would break runs in flight (begun on any older version)
- * fails here. Histories are never re-recorded over or deleted while runs that old may exist.
+ * fails here. Histories are never re-recorded over or deleted while runs that old may exist. The
+ * workflows replay as workers run them: with the tracing interceptors and their span sink.
  */
 describe('workflow replay over recorded histories', function () {
   this.timeout(120_000);
@@ -24,11 +28,14 @@ describe('workflow replay over recorded histories', function () {
     }
     bundle = await bundleWorkflowCode({
       workflowsPath: require.resolve('../../workflows'),
+      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
       logger: new DefaultLogger('WARN'),
     });
   });
 
   const files = historyFiles();
+  const tracing = currentTracing();
+  const sinks = { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) };
 
   it('has histories to replay, each in the folder of its workflow type', () => {
     assert.ok(files.length > 0);
@@ -47,7 +54,7 @@ describe('workflow replay over recorded histories', function () {
 
   for (const file of files) {
     it(`replays ${file}`, async () => {
-      await Worker.runReplayHistory({ workflowBundle: bundle }, read(file));
+      await Worker.runReplayHistory({ workflowBundle: bundle, sinks }, read(file));
     });
   }
 
@@ -57,6 +64,6 @@ describe('workflow replay over recorded histories', function () {
     const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
     assert.ok(scheduled, 'the history schedules an activity');
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'somethingElse';
-    await assert.rejects(Worker.runReplayHistory({ workflowBundle: bundle }, history));
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: bundle, sinks }, history));
   });
 });

@@ -1,0 +1,7 @@
+import { startTracingOrExit } from '../telemetry/tracing';
+
+/**
+ * The API's tracing, started when this module is loaded: api/main.ts imports it before anything
+ * else, so that the http and mysql2 modules it instruments are loaded after it.
+ */
+export const tracing = startTracingOrExit('ixapi-api');
