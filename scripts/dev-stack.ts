@@ -26,6 +26,11 @@ import { findTemporalCli } from './temporal-cli';
 
 const TEMPORAL_PORT = 7233;
 const TEMPORAL_UI_PORT = 8233;
+/**
+ * The demo serves metrics, as a deployment does: the API on METRICS_PORT (9464 unless set), the
+ * worker on the next port and its Temporal SDK on the one after (each process needs its own).
+ */
+const DEFAULT_METRICS_PORT = 9464;
 const children: Array<{ name: string; child: ChildProcess }> = [];
 let shuttingDown = false;
 
@@ -224,9 +229,18 @@ async function main(): Promise<void> {
   await prepareDatabase(config);
   const temporalAddress = await startTemporal(config, env);
   const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress };
+  const metricsPort = config.metricsPort ?? DEFAULT_METRICS_PORT;
+  const temporalMetricsPort = config.temporalMetricsPort ?? metricsPort + 2;
   const node = process.execPath;
-  startChild('worker', node, ['--import', 'tsx', 'worker/main.ts'], childEnv);
-  startChild('api', node, ['--import', 'tsx', 'api/main.ts'], childEnv);
+  startChild('worker', node, ['--import', 'tsx', 'worker/main.ts'], {
+    ...childEnv,
+    METRICS_PORT: String(metricsPort + 1),
+    TEMPORAL_METRICS_PORT: String(temporalMetricsPort),
+  });
+  startChild('api', node, ['--import', 'tsx', 'api/main.ts'], {
+    ...childEnv,
+    METRICS_PORT: String(metricsPort),
+  });
   const healthUrl = `http://127.0.0.1:${config.port}/api/v2/health`;
   await waitFor(
     'the API',
@@ -251,6 +265,7 @@ async function main(): Promise<void> {
     config.temporalAddress
       ? `  Temporal       ${config.temporalAddress} (namespace ${config.temporalNamespace})`
       : `  Temporal UI    http://localhost:${TEMPORAL_UI_PORT}/namespaces/${config.temporalNamespace}/workflows`,
+    `  Metrics        http://localhost:${metricsPort}/metrics (API), :${metricsPort + 1} (worker), :${temporalMetricsPort} (Temporal SDK)`,
     '',
     `Demo credentials (also in ${path.relative(PROJECT_ROOT, DEMO_CREDENTIALS_FILE)}):`,
     ...accounts.map(
