@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode } from '@opentelemetry/api';
 import {
   Client,
   Connection,
@@ -13,6 +13,7 @@ import type { OutboxRepository, PendingMessage } from '../db/repositories/outbox
 import { isSignal } from '../db/repositories/outbox-repository';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import { tracer } from '../telemetry/tracer';
 import { temporalAddressOf } from '../config/config';
 
 export interface TemporalHandle {
@@ -85,8 +86,6 @@ export function createWorkflowStarter(deps: {
   sendWithinMs?: { handler: number; relay: number };
 }) {
   const { client, outbox, taskQueue, logger, sendWithinMs = SEND_WITHIN_MS } = deps;
-
-  const tracer = trace.getTracer('ixapi-provisioning');
 
   /**
    * Sends a message, retrying within `withinMs` (the client's retries would take half a minute), in

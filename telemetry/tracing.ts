@@ -7,9 +7,6 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { BatchSpanProcessor, ConsoleSpanExporter, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
-/** The tracer of the project's own spans (device-driver calls, outbox deliveries). */
-export const TRACER_NAME = 'ixapi-provisioning';
-
 /** Paths whose requests make no span: probes every few seconds would drown the traces. */
 const UNTRACED_PATHS = ['/api/v2/health', '/metrics'];
 

@@ -1,4 +1,5 @@
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { tracer } from '../../telemetry/tracer';
 import type { DeviceDriver, DriverErrorCode } from './contract';
 import { DriverError } from './contract';
 
@@ -40,8 +41,6 @@ export interface DriverCall {
   /** The driver's error code, `other` for anything not a DriverError; undefined when it succeeded. */
   failure: DriverErrorCode | 'other' | undefined;
 }
-
-const tracer = trace.getTracer('ixapi-provisioning');
 
 /**
  * The driver, each call of its contract a span (`driver <operation>`, a child of the activity's

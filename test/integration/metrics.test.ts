@@ -45,6 +45,33 @@ describe('metrics', function () {
     via.baseUrl = api.url;
   });
 
+  /** An access token of the first customer (Spree Networks), from this replica. */
+  async function customerToken(): Promise<string> {
+    const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
+    const login = await request('POST', '/auth/token', {
+      ...via,
+      body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
+    });
+    return login.body.access_token as string;
+  }
+
+  /** A standalone 1-port connection of Spree's through this replica; `order` names the offering. */
+  function orderConnection(token: string, order: Record<string, unknown>) {
+    return request('POST', '/connections', {
+      ...via,
+      token,
+      body: {
+        managing_account: SPREE,
+        consuming_account: SPREE,
+        billing_account: SPREE,
+        role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
+        mode: 'standalone',
+        port_quantity: 1,
+        ...order,
+      },
+    });
+  }
+
   it('exports Node defaults, the database pool and the outbox under the project prefix', async () => {
     const samples = await scrape();
     for (const name of [
@@ -108,27 +135,12 @@ describe('metrics', function () {
   });
 
   it('counts an order, its device-driver calls in the worker, and the outbox back to zero', async () => {
-    const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
-    const login = await request('POST', '/auth/token', {
-      ...via,
-      body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
-    });
-    const token = login.body.access_token as string;
+    const token = await customerToken();
     const before = await scrape();
     const workerBefore = await scrape(stack().workerMetrics.url);
-    const created = await request('POST', '/connections', {
-      ...via,
-      token,
-      body: {
-        managing_account: SPREE,
-        consuming_account: SPREE,
-        billing_account: SPREE,
-        role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
-        product_offering: 'po-connection-fra-10g',
-        mode: 'standalone',
-        port_quantity: 1,
-        subscriber_side_demarcs: ['cage 9, panel 3, port 1'],
-      },
+    const created = await orderConnection(token, {
+      product_offering: 'po-connection-fra-10g',
+      subscriber_side_demarcs: ['cage 9, panel 3, port 1'],
     });
     assert.equal(created.status, 201, created.text);
     const after = await scrape();
@@ -190,29 +202,12 @@ describe('metrics', function () {
       });
     }
 
-    const credential = stack().credentials.filter((c) => c.role === 'customer')[0];
-    const login = await request('POST', '/auth/token', {
-      ...via,
-      body: { api_key: credential.apiKey, api_secret: credential.apiSecret },
-    });
-    const token = login.body.access_token as string;
+    const token = await customerToken();
     const awaiting = async () =>
       sampleOf(await scrape(stack().workerMetrics.url), 'ixapi_cross_connects_awaiting_subscriber');
     const before = await awaiting();
     // In Amsterdam the customer makes the cross-connect: the connection waits for its LOA.
-    const created = await request('POST', '/connections', {
-      ...via,
-      token,
-      body: {
-        managing_account: SPREE,
-        consuming_account: SPREE,
-        billing_account: SPREE,
-        role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
-        product_offering: 'po-connection-ams-10g',
-        mode: 'standalone',
-        port_quantity: 1,
-      },
-    });
+    const created = await orderConnection(token, { product_offering: 'po-connection-ams-10g' });
     assert.equal(created.status, 201, created.text);
     await eventually('the connection counted as awaiting the customer', async () =>
       (await awaiting()) === before + 1 ? true : undefined,
