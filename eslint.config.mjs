@@ -10,7 +10,7 @@ const forbiddenInWorkflows = [
     message: 'Workflow code must not do I/O.',
   },
   {
-    group: ['**/db', '**/db/*', '**/api', '**/api/*', '**/activities/drivers', '**/activities/drivers/*'],
+    regex: '^(\\.\\./)+(db|api|drivers|temporal|telemetry|worker|config|conformance|scripts)(/|$)',
     message: 'Workflows reach databases, HTTP and devices only through activities.',
   },
   {
@@ -18,6 +18,82 @@ const forbiddenInWorkflows = [
     message: 'Only @temporalio/workflow belongs in workflow code.',
   },
 ];
+/**
+ * The project's folders, each one role, and which of the others its code may import (the layout
+ * table of docs/architecture.md). `workflows/` has rules of its own below; `scripts/` and `test/`
+ * wire everything together and may import anything.
+ */
+const FOLDERS = [
+  'spec',
+  'domain',
+  'config',
+  'telemetry',
+  'db',
+  'drivers',
+  'activities',
+  'temporal',
+  'api',
+  'workflows',
+  'worker',
+  'conformance',
+  'scripts',
+  'test',
+];
+/** @type {Record<string, string[]>} */
+const MAY_IMPORT = {
+  spec: [],
+  domain: ['spec'],
+  config: [],
+  telemetry: ['config'],
+  db: ['domain', 'spec'],
+  drivers: ['domain', 'telemetry'],
+  activities: ['domain', 'db', 'drivers', 'telemetry'],
+  temporal: ['domain', 'db', 'config', 'telemetry'],
+  api: ['domain', 'db', 'spec', 'config', 'telemetry', 'temporal'],
+  worker: ['domain', 'db', 'spec', 'config', 'telemetry', 'temporal', 'activities', 'drivers', 'workflows'],
+  // The conformance suite speaks only HTTP to the implementation under test.
+  conformance: ['spec'],
+};
+/** Packages that do I/O of a kind a folder must leave to others. */
+/** @type {Record<string, string[]>} */
+const PACKAGES_KEPT_OUT = {
+  spec: ['express', 'sequelize', 'mysql2', 'pino', '@temporalio/*'],
+  domain: [
+    'express',
+    'sequelize',
+    'mysql2',
+    'pino',
+    '@temporalio/client',
+    '@temporalio/worker',
+    '@temporalio/activity',
+  ],
+  db: ['express', '@temporalio/*'],
+  drivers: ['express', '@temporalio/*'],
+  conformance: ['sequelize', 'mysql2', '@temporalio/*'],
+};
+const folderBoundaries = Object.entries(MAY_IMPORT).map(([folder, allowed]) => {
+  const others = FOLDERS.filter((name) => name !== folder && !allowed.includes(name));
+  return {
+    files: [`${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(${others.join('|')})(/|$)`,
+              message: `${folder}/ may import only ${allowed.length ? allowed.map((f) => `${f}/`).join(', ') : 'packages'} (docs/architecture.md, layout).`,
+            },
+            ...(PACKAGES_KEPT_OUT[folder]
+              ? [{ group: PACKAGES_KEPT_OUT[folder], message: `not a package for ${folder}/ code.` }]
+              : []),
+          ],
+        },
+      ],
+    },
+  };
+});
+
 const nodeBuiltins = [
   'fs',
   'os',
@@ -75,6 +151,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...folderBoundaries,
   {
     files: ['test/**/*.ts'],
     rules: {

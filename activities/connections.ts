@@ -9,7 +9,7 @@ import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, heartbeating, moveIdempotently } from './device-work';
 import type { ProductionTimer } from './device-work';
-import type { DeviceDriver, DeviceIntent } from './drivers/contract';
+import type { DeviceDriver, DeviceIntent } from '../drivers/contract';
 
 /**
  * The configuration a connection needs on its device: its ports up, bundled as its mode says, and

@@ -3,8 +3,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { LifecycleEvent, State } from '../domain/states';
 import { TRANSITIONS } from '../domain/states';
-import type { DeviceDriver, DeviceIntent } from './drivers/contract';
-import { DriverError } from './drivers/contract';
+import type { DeviceDriver, DeviceIntent } from '../drivers/contract';
+import { DriverError } from '../drivers/contract';
 
 /** A driver error the way Temporal should treat it: retried when it may pass, final otherwise. */
 export function asFailure(error: unknown): unknown {

@@ -14,8 +14,8 @@ import { untimed } from './device-work';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
 import { networkServiceActivities } from './network-services';
-import type { CloudProvider } from './drivers/cloud-contract';
-import type { DeviceDriver } from './drivers/contract';
+import type { CloudProvider } from '../drivers/cloud-contract';
+import type { DeviceDriver } from '../drivers/contract';
 import { trafficActivities } from './traffic';
 
 export interface ActivityDependencies {

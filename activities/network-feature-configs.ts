@@ -7,7 +7,7 @@ import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
 import type { ProductionTimer } from './device-work';
-import type { DeviceDriver } from './drivers/contract';
+import type { DeviceDriver } from '../drivers/contract';
 
 /** Activities that provision route-server sessions, over their repository and a device driver. */
 export function networkFeatureConfigActivities(deps: {

@@ -8,7 +8,7 @@ import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
 import type { ProductionTimer } from './device-work';
-import type { DeviceDriver, ServiceAttachment } from './drivers/contract';
+import type { DeviceDriver, ServiceAttachment } from '../drivers/contract';
 
 /**
  * What a config puts on its connection's device: its tags on the bundle or port, MACs, rate limit,

@@ -4,8 +4,8 @@ import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { heartbeating, moveIdempotently } from './device-work';
 import type { ProductionTimer } from './device-work';
-import type { CloudProvider } from './drivers/cloud-contract';
-import { CloudProviderError } from './drivers/cloud-contract';
+import type { CloudProvider } from '../drivers/cloud-contract';
+import { CloudProviderError } from '../drivers/cloud-contract';
 
 /**
  * Activities of network services: their agenda and lifecycle, and what a cloud service asks of its

@@ -1,10 +1,9 @@
 // First: tracing instruments the modules loaded after it.
 import { tracing } from './tracing';
 
-import { LabDriver } from '../activities/drivers/lab';
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
-import { createLogger } from './logger';
+import { createLogger } from '../telemetry/logger';
 import { startApi } from './server';
 
 async function main(): Promise<void> {
@@ -16,9 +15,7 @@ async function main(): Promise<void> {
     apiSecretHashKey: config.apiSecretHashKey,
     quotas: config.quotas,
   });
-  // The exchange's devices are driven by the lab driver, as in the worker.
-  const driver = new LabDriver(db.sequelize, { latencyMs: config.labDeviceLatencyMs });
-  const api = await startApi({ config, logger, db, driver });
+  const api = await startApi({ config, logger, db });
   logger.info({ url: api.url, metrics: api.metricsUrl, tracing: tracing.enabled }, 'API listening');
 
   // SIGTERM (a deploy, a scale-down): stop taking connections, let requests under way finish within

@@ -18,7 +18,6 @@ import { networkFeatureConfigOperations } from './routes/network-feature-configs
 import { networkServiceConfigOperations } from './routes/network-service-configs';
 import { portReservationOperations } from './routes/port-reservations';
 import { contactOperations } from './routes/contacts';
-import type { OpticsSource } from './routes/statistics';
 import { statisticsOperations } from './routes/statistics';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
@@ -28,8 +27,8 @@ import { collectionRegistry } from './registry';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
-import type { TemporalHandle, WorkflowStarter } from './temporal';
-import { connectWorkflowStarter, runOutboxRelay } from './temporal';
+import type { TemporalHandle, WorkflowStarter } from '../temporal/client';
+import { connectWorkflowStarter, runOutboxRelay } from '../temporal/client';
 import { createTokenService } from './token-service';
 import { SERVICE_VERSION } from './version';
 import { createKeyStates } from './authenticate';
@@ -38,8 +37,10 @@ import { createIdempotency } from './idempotency';
 import { createListener } from './listener';
 import type { RequestGuards } from './operations';
 import { addressKey, clearExpiredRateLimits, createRateLimits } from './rate-limits';
-import type { MetricsListener, RequestMetrics } from './metrics';
-import { createApiMetrics, createMetricsRegistry, startMetricsListener } from './metrics';
+import type { RequestMetrics } from './metrics';
+import { createApiMetrics } from './metrics';
+import type { MetricsListener } from '../telemetry/metrics';
+import { createMetricsRegistry, startMetricsListener } from '../telemetry/metrics';
 
 export interface ApiService {
   server: Server;
@@ -61,8 +62,6 @@ export async function startApi(options: {
   config: Config;
   logger: Logger;
   db: Database;
-  /** The device driver, for what the API reads from devices itself (a port's light levels). */
-  driver?: OpticsSource;
   /** Port to listen on; defaults to the configured one (0 picks a free port). */
   port?: number;
   /** Port of the metrics listener; defaults to METRICS_PORT (0 picks a free port, null: none). */
@@ -169,7 +168,6 @@ export async function startApi(options: {
       ...networkFeatureConfigOperations({ featureConfigs: db.networkFeatureConfigs, validators, writes }),
       ...statisticsOperations({
         traffic: db.traffic,
-        optics: options.driver,
         intervalSeconds: config.statsSampleIntervalSeconds,
         writes,
       }),

@@ -1,7 +1,7 @@
 import type { PendingMessage } from '../db/repositories/outbox-repository';
 import type { Scope } from '../domain/authority';
 import type { Caller } from './operations';
-import type { WorkflowStarter } from './temporal';
+import type { WorkflowStarter } from '../temporal/client';
 
 /** What write handlers share: the caller's scope and the delivery of workflow messages after commit. */
 export interface WriteContext {

@@ -20,6 +20,7 @@ import * as requestGuards from './migrations/0017-request-guards';
 import * as eventTypes from './migrations/0018-event-types';
 import * as eventRetention from './migrations/0019-event-retention';
 import * as outboxTraceContext from './migrations/0020-outbox-trace-context';
+import * as opticsReadings from './migrations/0021-optics-readings';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -48,6 +49,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0018-event-types', eventTypes],
   ['0019-event-retention', eventRetention],
   ['0020-outbox-trace-context', outboxTraceContext],
+  ['0021-optics-readings', opticsReadings],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

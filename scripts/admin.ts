@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { createCustomerCircuit } from '../activities/drivers/lab-cloud';
-import { connectWorkflowStarter } from '../api/temporal';
+import { createCustomerCircuit } from '../drivers/lab-cloud';
+import { connectWorkflowStarter } from '../temporal/client';
 import type { Config } from '../config/config';
 import { loadConfigOrExit } from '../config/config';
 import type { Database } from '../db';

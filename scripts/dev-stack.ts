@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '../config/config';
 import { openDatabase } from '../db';
 import { ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
-import { createLabStore } from '../activities/drivers/lab-store';
+import { createLabStore } from '../drivers/lab-store';
 import { seedDemo } from '../db/seed';
 import { searchAttributeFlags } from '../domain/search-attributes';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';

@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
-import { createLabStore } from '../activities/drivers/lab-store';
+import { createLabStore } from '../drivers/lab-store';
 import { openDatabase } from '../db';
 import { dropDatabase } from '../db/connection';
 import { provisioningWorkflowId } from '../db/repositories/connection-repository';

@@ -9,11 +9,11 @@ import {
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
-import { LabDriver } from '../activities/drivers/lab';
-import { LabCloudProvider } from '../activities/drivers/lab-cloud';
+import { LabDriver } from '../drivers/lab';
+import { LabCloudProvider } from '../drivers/lab-cloud';
 import type { ProductionTimer } from '../activities/device-work';
-import type { DriverCall } from '../activities/drivers/metered-driver';
-import { meterDriver } from '../activities/drivers/metered-driver';
+import type { DriverCall } from '../drivers/metered-driver';
+import { meterDriver } from '../drivers/metered-driver';
 import type { Config } from '../config/config';
 import type { Database } from '../db';
 import type { Tracing } from '../telemetry/tracing';

@@ -2,15 +2,15 @@
 import { tracing } from './tracing';
 
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { createLogger } from '../api/logger';
-import { connectTemporal, startTrafficCollector } from '../api/temporal';
+import { createLogger } from '../telemetry/logger';
+import { connectTemporal, startTrafficCollector } from '../temporal/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
 import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
 import { openDatabase } from '../db';
-import type { MetricsListener } from '../api/metrics';
-import { createMetricsRegistry, startMetricsListener } from '../api/metrics';
+import type { MetricsListener } from '../telemetry/metrics';
+import { createMetricsRegistry, startMetricsListener } from '../telemetry/metrics';
 import { activitiesFor, createWorker } from './create-worker';
 import type { WorkerMetrics } from './metrics';
 import { createWorkerMetrics } from './metrics';

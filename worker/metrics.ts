@@ -4,9 +4,9 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { ProductionTimer, ResourceKind } from '../activities/device-work';
-import type { DriverCall } from '../activities/drivers/metered-driver';
-import type { CollectionFailures } from '../api/metrics';
-import { addDatabasePoolMetrics, createCollectionFailures, METRICS_PREFIX } from '../api/metrics';
+import type { DriverCall } from '../drivers/metered-driver';
+import type { CollectionFailures } from '../telemetry/metrics';
+import { addDatabasePoolMetrics, createCollectionFailures, METRICS_PREFIX } from '../telemetry/metrics';
 import type { State } from '../domain/states';
 
 /** Device calls take from milliseconds (a read) to minutes (a commit on a slow device). */

@@ -1,5 +1,3 @@
-import type { Logger } from 'pino';
-import type { DeviceDriver } from '../../activities/drivers/contract';
 import type { TrafficRepository, TrafficSubjectFacts } from '../../db/repositories/traffic-repository';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee } from '../../domain/authority';
@@ -9,8 +7,8 @@ import { customAggregate, requestedWindow, slidingAggregates, windowStart } from
 import type { OperationContext, OperationDefinition } from '../operations';
 import type { WriteContext } from '../writes';
 
-/** What the statistics of a port need of the device driver: its optics, where it can read them. */
-export type OpticsSource = Pick<DeviceDriver, 'capabilities' | 'readOptics'>;
+/** Light levels the collector read longer ago than this many sampling intervals are not shown. */
+const OPTICS_FRESH_INTERVALS = 3;
 
 /**
  * Traffic statistics of ports and connections, aggregated from the collector's samples. They are
@@ -18,8 +16,6 @@ export type OpticsSource = Pick<DeviceDriver, 'capabilities' | 'readOptics'>;
  */
 export function statisticsOperations(deps: {
   traffic: TrafficRepository;
-  /** Reads a port's light levels; without it (or without optics) they are left out. */
-  optics?: OpticsSource;
   /** The collector's sampling interval, which says how many samples a window should hold. */
   intervalSeconds: number;
   writes: WriteContext;
@@ -57,26 +53,24 @@ export function statisticsOperations(deps: {
     return slidingAggregates(samples, { now, intervalSeconds });
   }
 
-  /** Transmit and receive power of the port's optics, one channel each; none when they cannot be read. */
-  async function lightLevels(subject: TrafficSubjectFacts, log: Logger) {
-    if (!deps.optics?.capabilities.optics) return {};
-    try {
-      const [reading] = await deps.optics.readOptics(subject.device, [subject.interfaceName]);
-      return reading ? { light_levels_tx: [reading.txDbm], light_levels_rx: [reading.rxDbm] } : {};
-    } catch (error) {
-      log.warn({ err: error instanceof Error ? error.message : String(error) }, 'optics not read');
-      return {};
-    }
+  /**
+   * Transmit and receive power of the port's optics, one channel each, as the collector last read
+   * them; none when they were not read lately (a driver without optics, a device not answering).
+   */
+  async function lightLevels(port: string) {
+    const since = new Date(clock().getTime() - OPTICS_FRESH_INTERVALS * deps.intervalSeconds * 1000);
+    const reading = await traffic.opticsOf(port, since);
+    return reading ? { light_levels_tx: [reading.txDbm], light_levels_rx: [reading.rxDbm] } : {};
   }
 
   return [
     {
       operationId: 'ports_statistics_read',
       authenticated: true,
-      async handle({ params, query, caller, log }) {
-        const port = await visible('port', params.id, await writes.scope(caller));
+      async handle({ params, query, caller }) {
+        await visible('port', params.id, await writes.scope(caller));
         const aggregates = await aggregatesOf('port', params.id, query);
-        return { status: 200, body: { aggregates, ...(await lightLevels(port, log)) } };
+        return { status: 200, body: { aggregates, ...(await lightLevels(params.id)) } };
       },
     },
     ...(['connection', 'network_service_config'] as const).map((subjectType) => ({

@@ -5,7 +5,7 @@ import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import { onboardingWorkflowId } from '../../domain/onboarding';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import type { AccountRow, Models } from '../models';
 import {
   ACCOUNT_REFERENCES,

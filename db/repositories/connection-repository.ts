@@ -17,7 +17,7 @@ import { readResource } from '../collection';
 import { liveRow } from '../references';
 import { connections } from '../connections-collection';
 import { portReservations } from '../port-reservations-collection';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import type { EventRepository, NewEvent } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';

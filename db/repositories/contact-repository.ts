@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { Op } from 'sequelize';
 import { missingFields } from '../../domain/contacts';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import type { ContactRow, Models } from '../models';
 import {
   ROLE_ASSIGNMENT_REFERENCES,

@@ -7,7 +7,7 @@ import type { IpInput } from '../../domain/ip-registrations';
 import { canonicalAddress } from '../../domain/ip-registrations';
 import { resourceReader } from '../collection';
 import { ipAddresses } from '../ips-collection';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import type { EventRepository } from './event-repository';
 
 export interface IpAddress extends IpInput {

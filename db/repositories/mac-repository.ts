@@ -4,7 +4,7 @@ import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import { normaliseMac } from '../../domain/macs';
 import { readResource } from '../collection';
 import { liveRow } from '../references';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import { macs } from '../macs-collection';
 import type { EventRepository } from './event-repository';
 

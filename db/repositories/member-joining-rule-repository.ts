@@ -12,7 +12,7 @@ import type {
 import { effectsOfRuleChange, isPublicService, ownsService } from '../../domain/member-joining-rules';
 import { RECONSIDER_SIGNAL } from '../../domain/states';
 import { resourceReader, sqlOf } from '../collection';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import { memberJoiningRules } from '../member-joining-rules-collection';
 import { accountSeenBy } from '../visibility';
 import type { EventRepository } from './event-repository';

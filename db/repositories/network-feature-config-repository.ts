@@ -6,7 +6,7 @@ import type { State } from '../../domain/states';
 import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import { networkFeatureConfigs } from '../network-feature-configs-collection';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';

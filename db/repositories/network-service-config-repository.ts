@@ -21,7 +21,7 @@ import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import { allocatingTransaction } from '../transactions';
 import { networkServiceConfigs } from '../network-service-configs-collection';
 import type { EventRepository } from './event-repository';

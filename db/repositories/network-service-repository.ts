@@ -16,7 +16,7 @@ import { missingEnds, SERVICE_GOING, shapedOrder } from '../../domain/network-se
 import type { State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
-import { newId } from '../ids';
+import { newId } from '../../domain/ids';
 import { accountSeenBy } from '../visibility';
 import { networkServices } from '../network-services-collection';
 import type { EventRepository } from './event-repository';

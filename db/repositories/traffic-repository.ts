@@ -16,6 +16,14 @@ export interface NewTrafficSample extends TrafficSubject, CounterValues {
   sampledAt: Date;
 }
 
+/** Light levels of a port's optics, one channel, as the collector last read them. */
+export interface StoredOptics {
+  port: string;
+  txDbm: number;
+  rxDbm: number;
+  readAt: Date;
+}
+
 /** A subject's owners (who may see its statistics) and where it sits on the fabric. */
 export interface TrafficSubjectFacts {
   managing_account: string;
@@ -106,6 +114,27 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
         { replacements: rows },
       );
       return Number((result as { affectedRows?: number }).affectedRows ?? samples.length);
+    },
+
+    /** Keeps each port's newest light levels, replacing what was read before. */
+    async storeOptics(readings: readonly StoredOptics[]): Promise<void> {
+      if (!readings.length) return;
+      await sequelize.query(
+        `INSERT INTO port_optics (port, tx_dbm, rx_dbm, read_at) VALUES ${readings.map(() => '(?)').join(', ')}
+         ON DUPLICATE KEY UPDATE tx_dbm = VALUES(tx_dbm), rx_dbm = VALUES(rx_dbm), read_at = VALUES(read_at)`,
+        { replacements: readings.map((r) => [r.port, r.txDbm, r.rxDbm, r.readAt]) },
+      );
+    },
+
+    /** A port's light levels if they were read at or after `since`. */
+    async opticsOf(port: string, since: Date): Promise<StoredOptics | undefined> {
+      const [row] = await select<{ tx_dbm: number; rx_dbm: number; read_at: Date }>(
+        'SELECT tx_dbm, rx_dbm, read_at FROM port_optics WHERE port = :port AND read_at >= :since',
+        { port, since },
+      );
+      return (
+        row && { port, txDbm: Number(row.tx_dbm), rxDbm: Number(row.rx_dbm), readAt: new Date(row.read_at) }
+      );
     },
 
     /** Deletes the samples taken before `instant`; returns how many went. */

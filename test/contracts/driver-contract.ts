@@ -9,8 +9,8 @@ import type {
   InterfaceState,
   LagConfig,
   ServiceAttachment,
-} from '../../activities/drivers/contract';
-import { DriverError } from '../../activities/drivers/contract';
+} from '../../drivers/contract';
+import { DriverError } from '../../drivers/contract';
 
 /** What the contract tests need of a driver under test. */
 export interface DriverUnderTest {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../activities/drivers/lab';
+import { LabDriver } from '../../drivers/lab';
 import type { Connection, NewConnection } from '../../db/repositories/connection-repository';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { UnableToFulfillError } from '../../domain/errors';
@@ -123,10 +123,19 @@ describe('connection provisioning', function () {
 
   it('hands a connection with bad optics to an operator, and goes live once retested', async () => {
     const offering = (await stack().db.connections.offering('po-connection-ham-10g'))!;
-    // Low light on every device of the metro for the first reading.
-    await lab().store.injectFault({ operation: 'readOptics', code: 'optics-low', times: 1 });
     const placed = (await stack().db.connections.create(order({ product_offering: offering.id }), offering))
       .connection;
+    // Low light on the connection's port for its first reading, injected long before the workflow
+    // (started by the relay) tests the port after the cross-connect; the traffic collector reads only
+    // ports in service, so it cannot take the fault.
+    const placement = (await stack().db.connections.placement(placed.id))!;
+    await lab().store.injectFault({
+      device: placement.device,
+      interface: placement.ports[0].name,
+      operation: 'readOptics',
+      code: 'optics-low',
+      times: 1,
+    });
     const stuck = await reaches(placed.id, 'operator');
     assert.ok(stuck.status.some((s) => s.tag === 'optics_out_of_range' && /retryTesting/.test(s.message)));
     await stack()

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { CloudProviderError } from '../../activities/drivers/cloud-contract';
+import { CloudProviderError } from '../../drivers/cloud-contract';
 import type { CloudProviderUnderTest } from '../contracts/cloud-provider-contract';
 import { describeCloudProviderContract } from '../contracts/cloud-provider-contract';
-import { createCustomerCircuit, LabCloudProvider } from '../../activities/drivers/lab-cloud';
+import { createCustomerCircuit, LabCloudProvider } from '../../drivers/lab-cloud';
 import { DEMO_CLOUD_CIRCUITS, seedDemoCloudCircuits } from '../../db/seed/demo';
 import { stack } from '../support/stack';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../activities/drivers/lab';
-import { LabCloudProvider, createCustomerCircuit } from '../../activities/drivers/lab-cloud';
+import { LabDriver } from '../../drivers/lab';
+import { LabCloudProvider, createCustomerCircuit } from '../../drivers/lab-cloud';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { serviceWorkflowId } from '../../db/repositories/network-service-repository';
 import { settleConnections } from '../support/connections';

@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import pino from 'pino';
 import { QueryTypes } from 'sequelize';
-import { createWorkflowStarter } from '../../api/temporal';
+import { createWorkflowStarter } from '../../temporal/client';
 import type { Database } from '../../db';
 import { openDatabase } from '../../db';
 import { dropDatabase, ensureDatabase } from '../../db/connection';

@@ -1,4 +1,4 @@
-import { createMetricsRegistry } from '../../api/metrics';
+import { createMetricsRegistry } from '../../telemetry/metrics';
 
 export type SeriesType = 'counter' | 'gauge' | 'histogram';
 

@@ -4,11 +4,10 @@ import type { Worker } from '@temporalio/worker';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
 import { QueryTypes } from 'sequelize';
-import { createLabStore } from '../../activities/drivers/lab-store';
+import { createLabStore } from '../../drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
-import { startTrafficCollector } from '../../api/temporal';
-import { LabDriver } from '../../activities/drivers/lab';
+import { startTrafficCollector } from '../../temporal/client';
 import type { Config } from '../../config/config';
 import { loadConfig } from '../../config/config';
 import type { Database } from '../../db';
@@ -22,8 +21,8 @@ import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { activitiesFor, createWorker } from '../../worker/create-worker';
-import type { MetricsListener } from '../../api/metrics';
-import { createMetricsRegistry, startMetricsListener } from '../../api/metrics';
+import type { MetricsListener } from '../../telemetry/metrics';
+import { createMetricsRegistry, startMetricsListener } from '../../telemetry/metrics';
 import type { WorkerMetrics } from '../../worker/metrics';
 import { createWorkerMetrics } from '../../worker/metrics';
 
@@ -123,7 +122,6 @@ export async function startStack(): Promise<TestStack> {
     config,
     logger,
     db,
-    driver: new LabDriver(db.sequelize),
     port: 0,
     relayIntervalMs: 300,
     relayGraceMs: 300,

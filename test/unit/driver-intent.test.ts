@@ -7,10 +7,10 @@ import type {
   InterfaceState,
   LagConfig,
   ServiceAttachment,
-} from '../../activities/drivers/contract';
-import { DriverError } from '../../activities/drivers/contract';
-import type { DeviceSnapshot } from '../../activities/drivers/intent';
-import { applyChanges, inverseOf, planChanges } from '../../activities/drivers/intent';
+} from '../../drivers/contract';
+import { DriverError } from '../../drivers/contract';
+import type { DeviceSnapshot } from '../../drivers/intent';
+import { applyChanges, inverseOf, planChanges } from '../../drivers/intent';
 
 const NAMES = ['et-0/0/0', 'et-0/0/1', 'et-0/0/2', 'et-0/0/3', 'et-0/0/4'];
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import type { Sequelize } from 'sequelize';
-import type { DeviceDriver } from '../../activities/drivers/contract';
-import { DriverError } from '../../activities/drivers/contract';
-import type { DriverCall } from '../../activities/drivers/metered-driver';
-import { DRIVER_OPERATIONS, meterDriver } from '../../activities/drivers/metered-driver';
-import { createMetricsRegistry } from '../../api/metrics';
+import type { DeviceDriver } from '../../drivers/contract';
+import { DriverError } from '../../drivers/contract';
+import type { DriverCall } from '../../drivers/metered-driver';
+import { DRIVER_OPERATIONS, meterDriver } from '../../drivers/metered-driver';
+import { createMetricsRegistry } from '../../telemetry/metrics';
 import { createWorkerMetrics } from '../../worker/metrics';
 import { parseSamples, sampleOf } from '../support/prometheus';
 

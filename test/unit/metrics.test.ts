@@ -4,13 +4,8 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Sequelize } from 'sequelize';
 import type { OutboxBacklog } from '../../api/metrics';
-import {
-  createApiMetrics,
-  createMetricsRegistry,
-  startMetricsListener,
-  statusClassOf,
-  UNROUTED,
-} from '../../api/metrics';
+import { createApiMetrics, statusClassOf, UNROUTED } from '../../api/metrics';
+import { createMetricsRegistry, startMetricsListener } from '../../telemetry/metrics';
 import { parseSamples, sampleOf } from '../support/prometheus';
 import { PROJECT_SERIES } from '../support/series';
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import type { CounterReading, DeviceDriver } from '../../activities/drivers/contract';
-import { DriverError } from '../../activities/drivers/contract';
+import type { CounterReading, DeviceDriver } from '../../drivers/contract';
+import { DriverError } from '../../drivers/contract';
 import { trafficActivities } from '../../activities/traffic';
 import type {
   NewTrafficSample,
+  StoredOptics,
   TrafficRepository,
   TrafficSubject,
 } from '../../db/repositories/traffic-repository';
@@ -30,6 +31,7 @@ async function round(
   counters = true,
 ) {
   const stored: NewTrafficSample[] = [];
+  const optics: StoredOptics[] = [];
   const reads: string[][] = [];
   let prunedBefore: Date | undefined;
   const traffic = {
@@ -37,6 +39,10 @@ async function round(
     storeSamples: (samples: readonly NewTrafficSample[]) => {
       stored.push(...samples);
       return Promise.resolve(samples.length);
+    },
+    storeOptics: (readings: readonly StoredOptics[]) => {
+      optics.push(...readings);
+      return Promise.resolve();
     },
     pruneBefore: (instant: Date) => {
       prunedBefore = instant;
@@ -49,11 +55,16 @@ async function round(
       reads.push([device, ...names]);
       return Promise.resolve().then(() => devices[device](names));
     },
+    // Light levels where the device answers for its counters: -2 dBm sent, -3 dBm received.
+    readOptics: (device: string, names: readonly string[]) =>
+      Promise.resolve().then(() =>
+        devices[device](names).map((r) => ({ interface: r.interface, txDbm: -2, rxDbm: -3, inRange: true })),
+      ),
   } as unknown as DeviceDriver;
   const result = await trafficActivities({ traffic, driver, clock: () => NOW }).sampleTraffic({
     intervalSeconds: 300,
   });
-  return { result, stored, reads, prunedBefore };
+  return { result, stored, optics, reads, prunedBefore };
 }
 
 const subject = (subjectType: 'port' | 'connection', subjectId: string, device: string, name: string) => ({
@@ -65,7 +76,7 @@ const subject = (subjectType: 'port' | 'connection', subjectId: string, device: 
 
 describe('traffic sampling', () => {
   it('reads each device once for all its subjects and stores one sample per subject', async () => {
-    const { result, stored, reads, prunedBefore } = await round(
+    const { result, stored, optics, reads, prunedBefore } = await round(
       [
         subject('port', 'port-1', 'dev-a', 'et-0/0/1'),
         subject('port', 'port-2', 'dev-a', 'et-0/0/2'),
@@ -90,12 +101,24 @@ describe('traffic sampling', () => {
       ['port-9', 5n],
     ]);
     assert.ok(stored.every((s) => s.sampledAt.getTime() === NOW.getTime()));
-    assert.deepEqual(result, { at: NOW.toISOString(), subjects: 5, sampled: 5, missed: 0, pruned: 0 });
+    assert.deepEqual(result, {
+      at: NOW.toISOString(),
+      subjects: 5,
+      sampled: 5,
+      missed: 0,
+      optics: 3,
+      pruned: 0,
+    });
+    assert.deepEqual(
+      optics.map((o) => [o.port, o.txDbm, o.rxDbm, o.readAt.getTime()]).sort(),
+      ['port-1', 'port-2', 'port-9'].map((port) => [port, -2, -3, NOW.getTime()]),
+      'the light levels of ports only, read once per device',
+    );
     assert.equal(prunedBefore?.toISOString(), '2025-03-10T11:50:00.000Z');
   });
 
   it('reads names one by one when a device refuses one it does not know, and misses a device that does not answer', async () => {
-    const { result, stored } = await round(
+    const { result, stored, optics } = await round(
       [
         subject('port', 'port-1', 'dev-a', 'et-0/0/1'),
         subject('connection', 'conn-1', 'dev-a', 'ae-not-built-yet'),
@@ -116,6 +139,11 @@ describe('traffic sampling', () => {
       ['port-1'],
     );
     assert.equal(result.missed, 2);
+    assert.deepEqual(
+      optics.map((o) => o.port),
+      ['port-1'],
+      'a device that does not answer gives no light levels',
+    );
   });
 
   it('samples nothing with a driver that cannot read counters', async () => {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { formatAddress, parseAddress } from '../../domain/ip-addresses';
+import { formatAddress, parseAddress } from '../domain/ip-addresses';
 import type {
   BgpSession,
   ConfigChange,

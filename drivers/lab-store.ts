@@ -70,6 +70,8 @@ interface BgpSessionRow {
 export interface LabFault {
   /** A device, or every device when absent. */
   device?: string;
+  /** Only calls that name this interface (reads of given interfaces); every call when absent. */
+  interface?: string;
   operation:
     | 'load'
     | 'commit'
@@ -587,10 +589,11 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
 
     async injectFault(fault: LabFault): Promise<void> {
       await run(
-        `INSERT INTO lab_faults (device, operation, code, message, remaining)
-         VALUES (:device, :operation, :code, :message, :times)`,
+        `INSERT INTO lab_faults (device, interface, operation, code, message, remaining)
+         VALUES (:device, :interface, :operation, :code, :message, :times)`,
         {
           device: fault.device ?? null,
+          interface: fault.interface ?? null,
           operation: fault.operation,
           code: fault.code,
           message: fault.message ?? `injected ${fault.code} on ${fault.operation}`,
@@ -607,13 +610,15 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
     async takeFault(
       device: string,
       operation: LabFault['operation'],
+      names?: readonly string[],
     ): Promise<{ code: LabFault['code']; message: string } | undefined> {
       return sequelize.transaction(async (transaction) => {
         const [fault] = await select<{ id: number; code: LabFault['code']; message: string }>(
           `SELECT id, code, message FROM lab_faults
            WHERE operation = :operation AND (device = :device OR device IS NULL) AND remaining > 0
+             AND (interface IS NULL${names?.length ? ' OR interface IN (:names)' : ''})
            ORDER BY id LIMIT 1 FOR UPDATE`,
-          { device, operation },
+          { device, operation, names },
           transaction,
         );
         if (!fault) return undefined;

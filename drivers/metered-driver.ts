@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { tracer } from '../../telemetry/tracer';
+import { tracer } from '../telemetry/tracer';
 import type { DeviceDriver, DriverErrorCode } from './contract';
 import { DriverError } from './contract';
 

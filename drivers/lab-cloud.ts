@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes, UniqueConstraintError } from 'sequelize';
-import { newId } from '../../db/ids';
+import { newId } from '../domain/ids';
 import type {
   CircuitRequest,
   CloudCircuit,

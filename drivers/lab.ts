@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sequelize } from 'sequelize';
-import { newId } from '../../db/ids';
+import { newId } from '../domain/ids';
 import type {
   BgpSession,
   Candidate,
@@ -51,12 +51,16 @@ export class LabDriver implements DeviceDriver {
     this.store = createLabStore(sequelize, options.clock);
   }
 
-  /** Waits the device's latency, then fails if a fault was injected for this call. */
-  private async reach(device: string, operation: LabFault['operation']): Promise<{ opticsLow: boolean }> {
+  /** Waits the device's latency, then fails if a fault was injected for this call (of `names`). */
+  private async reach(
+    device: string,
+    operation: LabFault['operation'],
+    names?: readonly string[],
+  ): Promise<{ opticsLow: boolean }> {
     const { latencyMs, faultPending } = await this.store.approach(device, operation);
     const latency = latencyMs ?? this.options.latencyMs ?? 0;
     if (latency > 0) await sleep(latency);
-    const fault = faultPending ? await this.store.takeFault(device, operation) : undefined;
+    const fault = faultPending ? await this.store.takeFault(device, operation, names) : undefined;
     if (!fault) return { opticsLow: false };
     if (fault.code === 'optics-low') return { opticsLow: true };
     throw new DriverError(fault.code, `${device}: ${fault.message}`);
@@ -91,32 +95,32 @@ export class LabDriver implements DeviceDriver {
   }
 
   async readInterfaces(device: string, names?: readonly string[]): Promise<InterfaceState[]> {
-    await this.reach(device, 'readInterfaces');
+    await this.reach(device, 'readInterfaces', names);
     return this.store.readInterfaces(device, names);
   }
 
   async readLags(device: string, names?: readonly string[]): Promise<LagConfig[]> {
-    await this.reach(device, 'readLags');
+    await this.reach(device, 'readLags', names);
     return this.store.readLags(device, names);
   }
 
   async readServices(device: string, names?: readonly string[]): Promise<ServiceAttachment[]> {
-    await this.reach(device, 'readServices');
+    await this.reach(device, 'readServices', names);
     return this.store.readServices(device, names);
   }
 
   async readBgpSessions(device: string, names?: readonly string[]): Promise<BgpSession[]> {
-    await this.reach(device, 'readBgpSessions');
+    await this.reach(device, 'readBgpSessions', names);
     return this.store.readBgpSessions(device, names);
   }
 
   async readOptics(device: string, names: readonly string[]): Promise<OpticsReading[]> {
-    const { opticsLow } = await this.reach(device, 'readOptics');
+    const { opticsLow } = await this.reach(device, 'readOptics', names);
     return this.store.readOptics(device, names, opticsLow);
   }
 
   async readCounters(device: string, names: readonly string[]): Promise<CounterReading[]> {
-    await this.reach(device, 'readCounters');
+    await this.reach(device, 'readCounters', names);
     return this.store.readCounters(device, names);
   }
 }

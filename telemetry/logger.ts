@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { activeTraceIds } from '../telemetry/tracing';
+import { activeTraceIds } from './tracing';
 
 /**
  * JSON logs; credentials and tokens are never written, wherever they appear. A line written within
