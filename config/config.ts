@@ -91,7 +91,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** One documented environment variable; README's configuration table is checked against this list. */
+/** One documented environment variable; the table of docs/configuration.md is checked against this list. */
 export interface ConfigVariable {
   name: string;
   default: string | undefined;

@@ -8,13 +8,15 @@ import { nodeDefaultSeries, PROJECT_SERIES } from '../support/series';
 
 /**
  * The Prometheus rules of deploy/prometheus: promtool checks them and runs their test cases; every
- * alert is annotated, has a runbook entry in the README and cases of its own, and reads only series
- * the service exports, from scrape jobs the shipped configuration and docs/deployment.md name.
+ * alert is annotated, has a runbook entry in docs/operating.md and cases of its own, and reads only
+ * series the service exports, from scrape jobs the shipped configuration and docs/deployment.md name.
  */
 
 const ROOT = path.resolve(__dirname, '../..');
 const RULES = 'deploy/prometheus/rules/ixapi.rules.yml';
 const RULE_TESTS = 'deploy/prometheus/tests/ixapi.rules.test.yml';
+/** The page holding the runbook, which every alert's `runbook` annotation links into. */
+const RUNBOOK = 'docs/operating.md';
 const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8');
 
 const JOBS = ['ixapi-api', 'ixapi-worker', 'ixapi-temporal-sdk'];
@@ -76,21 +78,21 @@ function isKnownSeries(name: string, known: Record<string, SeriesType>): boolean
   return histogram !== undefined && known[histogram] === 'histogram';
 }
 
-/** The README's runbook: severity by alert name, from the entries of its "Alerts" section. */
+/** The runbook: severity by alert name, from the entries of the "Alerts" section of RUNBOOK. */
 function runbookEntries(): Map<string, string> {
-  const readme = read('README.md');
-  const start = readme.indexOf('\n### Alerts\n');
-  assert.notEqual(start, -1, 'README.md has no "### Alerts" section');
-  const section = readme.slice(start).split('\n## ')[0];
+  const page = read(RUNBOOK);
+  const start = page.indexOf('\n## Alerts\n');
+  assert.notEqual(start, -1, `${RUNBOOK} has no "## Alerts" section`);
+  const section = page.slice(start + '\n## Alerts\n'.length).split('\n## ')[0];
   return new Map(
     [...section.matchAll(/^- `(\w+)` \((\w+)\): /gm)].map(([, name, severity]) => [name, severity]),
   );
 }
 
-/** The anchors GitHub gives the README's headings. */
-function readmeAnchors(): Set<string> {
+/** The anchors GitHub gives the headings of RUNBOOK. */
+function runbookAnchors(): Set<string> {
   return new Set(
-    [...read('README.md').matchAll(/^#{1,6} (.+)$/gm)].map(([, title]) =>
+    [...read(RUNBOOK).matchAll(/^#{1,6} (.+)$/gm)].map(([, title]) =>
       title
         .toLowerCase()
         .replace(/[^\w\- ]/g, '')
@@ -127,22 +129,23 @@ describe('alert rules: deploy/prometheus', () => {
     );
   });
 
-  it('gives every alert a severity, a summary, a description and a runbook link into the README', () => {
-    const anchors = readmeAnchors();
+  it(`gives every alert a severity, a summary, a description and a runbook link into ${RUNBOOK}`, () => {
+    const anchors = runbookAnchors();
     for (const alert of alerts) {
       assert.ok(SEVERITIES.includes(alert.labels?.severity ?? ''), `${alert.alert}: severity page or ticket`);
       for (const annotation of ANNOTATIONS) {
         assert.ok(alert.annotations?.[annotation]?.trim(), `${alert.alert}: annotation ${annotation}`);
       }
-      const anchor = /^README\.md#([\w-]+)$/.exec(alert.annotations?.runbook ?? '')?.[1];
+      const runbook = alert.annotations?.runbook ?? '';
+      const anchor = runbook.startsWith(`${RUNBOOK}#`) ? runbook.slice(RUNBOOK.length + 1) : undefined;
       assert.ok(
-        anchor !== undefined && anchors.has(anchor),
-        `${alert.alert}: runbook is not a README heading`,
+        anchor !== undefined && /^[\w-]+$/.test(anchor) && anchors.has(anchor),
+        `${alert.alert}: runbook is not a heading of ${RUNBOOK}`,
       );
     }
   });
 
-  it('has one runbook entry in the README per alert, with its severity', () => {
+  it(`has one runbook entry in ${RUNBOOK} per alert, with its severity`, () => {
     const entries = runbookEntries();
     assert.deepEqual([...entries.keys()].sort(), alerts.map((alert) => alert.alert).sort());
     for (const alert of alerts) assert.equal(entries.get(alert.alert), alert.labels?.severity, alert.alert);
