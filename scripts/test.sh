@@ -20,10 +20,10 @@ npm run --silent build || exit 1
 passed=0
 failed=0
 status=0
-for suite in unit integration; do
+for suite in unit workflows integration; do
   step "$suite tests"
   log="$(mktemp)"
-  npx mocha --config ".mocharc.$suite.json" 2>&1 | tee "$log"
+  bash scripts/mocha-tier.sh "$suite" 2>&1 | tee "$log"
   code=${PIPESTATUS[0]}
   p=$(sed -n 's/^ *\([0-9][0-9]*\) passing.*/\1/p' "$log" | tail -n 1)
   f=$(sed -n 's/^ *\([0-9][0-9]*\) failing.*/\1/p' "$log" | tail -n 1)

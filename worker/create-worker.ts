@@ -85,9 +85,14 @@ export async function createWorker(options: {
   shutdownGraceMs?: number;
   /** Where workflow and activity spans go; the process's tracing by default (off unless configured). */
   tracing?: Tracing;
+  /**
+   * The workflows bundled already (with WORKFLOW_INTERCEPTOR_MODULES), for a process that starts
+   * many workers; by default the build's bundle, or the workflows bundled now.
+   */
+  workflowBundle?: { code: string };
 }): Promise<Worker> {
   const tracing = options.tracing ?? currentTracing();
-  const code = workflowCode();
+  const code = options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowCode();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

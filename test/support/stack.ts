@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
 import { QueryTypes } from 'sequelize';
 import { createLabStore } from '../../drivers/lab-store';
@@ -20,7 +20,7 @@ import { sparePort } from '../../db/seed/catalogue';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
-import { activitiesFor, createWorker } from '../../worker/create-worker';
+import { activitiesFor, createWorker, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/create-worker';
 import type { MetricsListener } from '../../telemetry/metrics';
 import { createMetricsRegistry, startMetricsListener } from '../../telemetry/metrics';
 import type { WorkerMetrics } from '../../worker/metrics';
@@ -84,9 +84,26 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
   };
 }
 
+/** Once per process: mocha's parallel workers start a stack for each file they run. */
+let runtimeInstalled = false;
+let bundled: Promise<{ code: string }> | undefined;
+
+/** The workflows bundled once per process, as the build bundles them. */
+function workflowBundle(): Promise<{ code: string }> {
+  bundled ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: new DefaultLogger('WARN'),
+  }).then(({ code }) => ({ code }));
+  return bundled;
+}
+
 export async function startStack(): Promise<TestStack> {
   if (docsAreStale()) buildDocs();
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: findTemporalCli() },
@@ -173,8 +190,9 @@ async function addTestPorts(db: Database): Promise<void> {
   await db.sequelize.getQueryInterface().bulkInsert('ports', rows);
 }
 
-function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Database): Promise<Worker> {
+async function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Database): Promise<Worker> {
   return createWorker({
+    workflowBundle: await workflowBundle(),
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { refusal } from './support/fakes';
+import { READS, connection, connectionId, inProduction, start } from './support/connection';
+import { SIGNALS, dayFromToday, eventually, stepIs, withWorker } from './support/tier';
+
+describe('provisionConnection: changes, decommission, cancellation', () => {
+  it('carries out a change on the device, gives leaving ports back, and goes back to production', async () => {
+    const { resource, fakes } = connection();
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      resource.set({ state: 'production_change_pending' });
+      await handle.signal(SIGNALS.reconsider);
+      await eventually('back in production', () => resource.events().length === 4);
+      assert.equal(resource.state, 'production');
+      assert.deepEqual(resource.events().slice(3), ['complete_change']);
+      assert.deepEqual(fakes.names([...READS]).slice(-3), [
+        'configureConnection',
+        'releaseConnectionPorts',
+        'moveConnection',
+      ]);
+      assert.deepEqual(fakes.callsOf('releaseConnectionPorts')[0].input, { connectionId, leavingOnly: true });
+      await stepIs(handle, 'in production');
+    });
+  });
+
+  it('takes a waiting port reservation into the bundle as a change', async () => {
+    const { resource, fakes } = connection();
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      fakes.on('configureConnection', () => {
+        resource.set({ reservationsWaiting: 0 });
+        return { commitId: 'commit-2' };
+      });
+      resource.set({ reservationsWaiting: 1 });
+      await handle.signal(SIGNALS.reconsider);
+      await eventually('the change done', () => resource.events().length === 5);
+      assert.deepEqual(resource.events().slice(3), ['request_change', 'complete_change']);
+      assert.equal(resource.moves[3].status[0].tag, 'change_started');
+      assert.equal(fakes.callsOf('configureConnection').length, 2);
+    });
+  });
+
+  it('decommissions on a decommission day that has come: off the device, ports back, decommissioned', async () => {
+    const { resource, fakes } = connection();
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      resource.set({ state: 'decommission_requested', decommissionAt: dayFromToday(0) });
+      await handle.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.deepEqual(fakes.names([...READS]).slice(-3), [
+        'deconfigureConnection',
+        'releaseConnectionPorts',
+        'moveConnection',
+      ]);
+      assert.deepEqual(fakes.callsOf('releaseConnectionPorts').at(-1)!.input, { connectionId });
+      assert.equal(resource.lastStatus()!.tag, 'decommissioned');
+      assert.equal(resource.state, 'decommissioned');
+    });
+  });
+
+  it('waits for a decommission day ahead, until an operator signals decommissionNow', async () => {
+    const { resource, fakes } = connection();
+    const day = dayFromToday(2);
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      resource.set({ state: 'decommission_requested', decommissionAt: day });
+      await handle.signal(SIGNALS.reconsider);
+      await stepIs(handle, `decommissioning on ${day}`);
+      assert.equal(fakes.callsOf('deconfigureConnection').length, 0);
+      await handle.signal(SIGNALS.decommissionNow);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.equal(fakes.callsOf('deconfigureConnection').length, 1);
+    });
+  });
+
+  it('takes the ports off the device after retryProvisioning when teardown was refused', async () => {
+    const { resource, fakes } = connection();
+    fakes.on('deconfigureConnection', () => {
+      if (fakes.callsOf('deconfigureConnection').length === 1) throw refusal('commit refused');
+      return { commitId: 'teardown' };
+    });
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      resource.set({ state: 'decommission_requested', decommissionAt: dayFromToday(-3) });
+      await handle.signal(SIGNALS.reconsider);
+      await eventually('error', () => resource.state === 'error');
+      assert.match(resource.lastStatus()!.message, /commit refused.*signal retryProvisioning/);
+      await handle.signal(SIGNALS.retryProvisioning);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.deepEqual(resource.events().slice(3), ['fail', 'decommission']);
+      assert.equal(fakes.callsOf('releaseConnectionPorts').length, 1);
+    });
+  });
+
+  it('is cancelled while it waits for the cross-connect: off the device, ports back, cancelled', async () => {
+    const { resource, fakes } = connection();
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run, { crossConnectDelayMs: 60_000 });
+      await stepIs(handle, 'waiting for the cross-connect');
+      resource.set({ cancelRequested: true });
+      await handle.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'cancelled');
+      assert.deepEqual(resource.events(), ['allocate', 'cancel']);
+      assert.equal(resource.lastStatus()!.tag, 'cancelled');
+      assert.deepEqual(fakes.names([...READS]).slice(-3), [
+        'deconfigureConnection',
+        'releaseConnectionPorts',
+        'moveConnection',
+      ]);
+      assert.equal(fakes.callsOf('checkConnectionOptics').length, 0);
+    });
+  });
+
+  it('ends as deleted for a connection that is gone, and at once for one that has ended', async () => {
+    const gone = connection();
+    gone.resource.agenda = null;
+    const ended = connection({ state: 'cancelled' });
+    await withWorker(gone.fakes, async (run) => {
+      assert.equal(await (await start(run)).result(), 'deleted');
+      assert.deepEqual(gone.fakes.names([...READS]), []);
+    });
+    await withWorker(ended.fakes, async (run) => {
+      assert.equal(await (await start(run)).result(), 'cancelled');
+      assert.deepEqual(ended.fakes.names([...READS]), []);
+    });
+  });
+});

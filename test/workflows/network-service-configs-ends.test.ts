@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { READS, config, inProduction, start } from './support/network-service-config';
+import { SIGNALS, dayFromToday, eventually, lookedAgain, stepIs, withWorker } from './support/tier';
+
+describe('provisionNetworkServiceConfig: how it ends (the lifecycle framing)', () => {
+  it('decommissions on a decommission day that has come: off the device, then decommissioned', async () => {
+    const { resource, fakes } = config();
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      resource.set({ state: 'decommission_requested', decommissionAt: dayFromToday(0) });
+      await handle.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.deepEqual(resource.events().slice(3), ['decommission']);
+      assert.equal(resource.lastStatus()!.tag, 'decommissioned');
+      assert.deepEqual(fakes.names([...READS]).slice(-2), [
+        'deconfigureNetworkServiceConfig',
+        'moveNetworkServiceConfig',
+      ]);
+    });
+  });
+
+  it('waits for a decommission day ahead, until an operator signals decommissionNow', async () => {
+    const { resource, fakes } = config();
+    const day = dayFromToday(2);
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      resource.set({ state: 'decommission_requested', decommissionAt: day });
+      await handle.signal(SIGNALS.reconsider);
+      await stepIs(handle, `decommissioning on ${day}`);
+      assert.equal(fakes.callsOf('deconfigureNetworkServiceConfig').length, 0);
+      await handle.signal(SIGNALS.decommissionNow);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.equal(fakes.callsOf('deconfigureNetworkServiceConfig').length, 1);
+    });
+  });
+
+  it('is cancelled while it waits: taken off the device, then cancelled', async () => {
+    const { resource, fakes } = config({ connectionState: 'allocated' });
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run);
+      await eventually('the waiting note', () => resource.notes.length === 1);
+      resource.set({ cancelRequested: true });
+      await handle.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'cancelled');
+      assert.deepEqual(resource.events(), ['cancel']);
+      assert.equal(resource.lastStatus()!.tag, 'cancelled');
+      assert.equal(fakes.callsOf('configureNetworkServiceConfig').length, 0);
+      assert.equal(fakes.callsOf('deconfigureNetworkServiceConfig').length, 1);
+    });
+  });
+
+  it('cancels at once a config whose cancellation was asked before it started', async () => {
+    const { resource, fakes } = config({ cancelRequested: true });
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run);
+      assert.equal(await handle.result(), 'cancelled');
+      assert.deepEqual(fakes.names([...READS]), [
+        'deconfigureNetworkServiceConfig',
+        'moveNetworkServiceConfig',
+      ]);
+      assert.deepEqual(resource.events(), ['cancel']);
+    });
+  });
+
+  it('ends as deleted when the config is gone, at the start or while it waits', async () => {
+    const gone = config();
+    gone.resource.agenda = null;
+    await withWorker(gone.fakes, async (run) => {
+      assert.equal(await (await start(run)).result(), 'deleted');
+      assert.deepEqual(gone.fakes.names([...READS]), []);
+    });
+    const later = config({ connectionState: 'requested' });
+    await withWorker(later.fakes, async (run) => {
+      const handle = await start(run);
+      await eventually('the waiting note', () => later.resource.notes.length === 1);
+      later.resource.agenda = null;
+      await handle.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'deleted');
+      assert.deepEqual(later.fakes.names([...READS, 'recordNetworkServiceConfigStatus']), []);
+    });
+  });
+
+  it('ends at once on a config that has ended, and provisions nothing for one billed already', async () => {
+    const ended = config({ state: 'decommissioned', billed: true });
+    await withWorker(ended.fakes, async (run) => {
+      assert.equal(await (await start(run)).result(), 'decommissioned');
+      assert.deepEqual(ended.fakes.names([...READS]), []);
+    });
+    // As a run continued as new starts: in production, with the revision the device carries.
+    const live = config({ state: 'production', billed: true });
+    await withWorker(live.fakes, async (run) => {
+      const handle = await start(run, { configuredRevision: 1 });
+      await stepIs(handle, 'in production');
+      assert.deepEqual(live.fakes.names([...READS]), []);
+      // A cancellation asked for once billing started is not one: the config stays.
+      live.resource.set({ cancelRequested: true });
+      await lookedAgain(handle, () => live.fakes.callsOf('networkServiceConfigAgenda').length);
+      await stepIs(handle, 'in production');
+      assert.deepEqual(live.fakes.names([...READS]), []);
+    });
+  });
+});

@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { ACCOUNT_CHANGED_SIGNAL } from '../../../domain/onboarding';
+import { SEARCH_ATTRIBUTES } from '../../../domain/search-attributes';
+import { RECONSIDER_SIGNAL } from '../../../domain/states';
+import { findTemporalCli } from '../../../scripts/temporal-cli';
+import { currentTracing } from '../../../telemetry/tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../../worker/create-worker';
+import type { FakeActivities } from './fakes';
+
+/** The namespace the tier's dev server registers (with the project's search attributes). */
+const NAMESPACE = 'ixapi';
+
+/** Where the tier's processes find the server and the bundle (set by the global setup, inherited). */
+const ADDRESS = 'IXAPI_WORKFLOW_TIER_ADDRESS';
+const BUNDLE = 'IXAPI_WORKFLOW_TIER_BUNDLE';
+
+let server: { env: TestWorkflowEnvironment; folder: string } | undefined;
+
+/**
+ * Once for the whole tier (mocha's global setup, in the main process): a Temporal dev server, and
+ * the workflows bundled as the worker bundles them (with the tracing interceptors) into a file that
+ * every test's worker runs. Test processes find both through the environment.
+ */
+export async function startServer(): Promise<void> {
+  installRuntime();
+  const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-workflows-'));
+  const [env, bundle] = await Promise.all([
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: findTemporalCli() },
+        namespace: NAMESPACE,
+        searchAttributes: [...SEARCH_ATTRIBUTES],
+        log: { format: 'pretty', level: 'error' },
+        // Timers fire when due rather than up to a second later, which decommission days and
+        // activity retries wait on.
+        extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
+      },
+    }),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('../../../workflows'),
+      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+      logger: new DefaultLogger('WARN'),
+    }),
+  ]);
+  const codePath = path.join(folder, 'workflow-bundle.js');
+  writeFileSync(codePath, bundle.code);
+  server = { env, folder };
+  process.env[ADDRESS] = env.address;
+  process.env[BUNDLE] = codePath;
+}
+
+export async function stopServer(): Promise<void> {
+  const running = server;
+  server = undefined;
+  if (!running) return;
+  try {
+    await running.env.teardown();
+  } finally {
+    rmSync(running.folder, { recursive: true, force: true });
+  }
+}
+
+let connected: { native: NativeConnection; client: Client; codePath: string } | undefined;
+
+/** In each test process (root hooks): connections to the tier's server. */
+export async function connect(): Promise<void> {
+  const address = process.env[ADDRESS];
+  const codePath = process.env[BUNDLE];
+  if (!address || !codePath) throw new Error('the workflow tier has no server (its global setup starts it)');
+  installRuntime();
+  const [native, connection] = await Promise.all([
+    NativeConnection.connect({ address }),
+    Connection.connect({ address }),
+  ]);
+  connected = { native, client: new Client({ connection, namespace: NAMESPACE }), codePath };
+}
+
+export async function disconnect(): Promise<void> {
+  const open = connected;
+  connected = undefined;
+  if (!open) return;
+  await open.client.connection.close();
+  await open.native.close();
+}
+
+function installRuntime(): void {
+  try {
+    // Activities failing on purpose would fill the output at WARN.
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // installed already in this process
+  }
+}
+
+/** What a test does while its worker runs. */
+export interface Run {
+  client: Client;
+  taskQueue: string;
+  /** Starts a workflow on the test's task queue; it is terminated after the test if still running. */
+  start<R>(workflowType: string, input: object): Promise<WorkflowHandle<(input: object) => Promise<R>>>;
+}
+
+/**
+ * Runs `body` while a worker on a task queue of the test's own runs the bundled workflows with
+ * `fakes` as their activities; workflows still running afterwards are terminated.
+ */
+export async function withWorker<T>(fakes: FakeActivities, body: (run: Run) => Promise<T>): Promise<T> {
+  if (!connected) throw new Error('the workflow tier is not connected (its root hooks connect)');
+  const { native, client, codePath } = connected;
+  const taskQueue = `workflows-${randomBytes(4).toString('hex')}`;
+  const tracing = currentTracing();
+  const worker = await Worker.create({
+    connection: native,
+    namespace: NAMESPACE,
+    taskQueue,
+    workflowBundle: { codePath },
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    activities: fakes.activities(),
+    shutdownGraceTime: 0,
+  });
+  const started: WorkflowHandle[] = [];
+  const run: Run = {
+    client,
+    taskQueue,
+    async start<R>(workflowType: string, input: object) {
+      const handle = await client.workflow.start<(input: object) => Promise<R>>(workflowType, {
+        taskQueue,
+        workflowId: `${workflowType}-${randomBytes(4).toString('hex')}`,
+        args: [input],
+      });
+      started.push(handle);
+      return handle;
+    },
+  };
+  try {
+    return await worker.runUntil(() => body(run));
+  } finally {
+    await terminate(started);
+  }
+}
+
+/** Terminates the workflows still running. */
+async function terminate(handles: WorkflowHandle[]): Promise<void> {
+  for (const handle of handles) {
+    try {
+      await handle.terminate('the test is over');
+    } catch (error) {
+      // Ended already: nothing to terminate.
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+}
+
+/** Polls `check` until it holds, failing with `what` after `timeoutMs`. */
+export async function eventually(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The signals and queries the API and operators send by name. */
+export const SIGNALS = {
+  reconsider: RECONSIDER_SIGNAL,
+  retryTesting: 'retryTesting',
+  retryProvisioning: 'retryProvisioning',
+  decommissionNow: 'decommissionNow',
+  crossConnectCompleted: 'crossConnectCompleted',
+  accountChanged: ACCOUNT_CHANGED_SIGNAL,
+} as const;
+export const STEP_QUERY = 'provisioningStep';
+
+/** A UTC day `days` from today, as the stored resources write it. */
+export const dayFromToday = (days: number): string =>
+  new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
+/** Asks `query` until its answer passes `check`, and returns that answer; fails with the last one. */
+export async function queryUntil<T>(
+  handle: WorkflowHandle,
+  query: string,
+  check: (answer: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await handle.query<T>(query);
+    if (check(answer)) return answer;
+    if (Date.now() > deadline) assert.fail(`the ${query} query kept answering ${JSON.stringify(answer)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits until the workflow's `provisioningStep` query answers `step`. */
+export async function stepIs(handle: WorkflowHandle, step: string): Promise<void> {
+  await queryUntil<string>(handle, STEP_QUERY, (answer) => answer === step);
+}
+
+/**
+ * Has the workflow look at its resource again (a `reconsider`), twice over: once the second look is
+ * made, whatever the first one found has been acted on.
+ */
+export async function lookedAgain(
+  handle: WorkflowHandle,
+  looks: () => number,
+  signal: string = SIGNALS.reconsider,
+): Promise<void> {
+  const before = looks();
+  await handle.signal(signal);
+  await eventually('a look', () => looks() >= before + 1);
+  await handle.signal(signal);
+  await eventually('a second look', () => looks() >= before + 2);
+}
