@@ -72,6 +72,8 @@ export function statusWhenChanged(
 class Cancelled extends Error {}
 /** Whatever was going on stops: the resource is to be decommissioned. */
 class Decommissioning extends Error {}
+/** The resource is gone (deleted) while it was being taken off the devices. */
+class Gone extends Error {}
 
 /** A state change refused because the stored resource moved on meanwhile (a DELETE came in). */
 export const overtaken = (error: unknown): boolean =>
@@ -157,14 +159,24 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
   if (!latest) return 'deleted';
   if (ENDED_STATES.includes(latest.state)) return latest.state;
   let state: State = latest.state;
+  /**
+   * Set once the resource is on its way out (cancelled or decommissioned): what the API asks then
+   * is read, but interrupts nothing, so a write during the teardown cannot end it halfway.
+   */
+  let leaving = false;
 
   const look = async (): Promise<A> => {
     woken = false;
     const found = await lifecycle.agenda();
-    if (!found) throw new Cancelled();
+    if (!found) throw leaving ? new Gone() : new Cancelled();
     latest = found;
     state = found.state;
     return found;
+  };
+  const interrupting = (now: A) => {
+    if (leaving) return;
+    if (now.cancelRequested) throw new Cancelled();
+    if (now.state === 'decommission_requested') throw new Decommissioning();
   };
   const move = async (event: LifecycleEvent, status: StatusEntry[]) => {
     state = await lifecycle.move(event, status);
@@ -173,9 +185,7 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
   };
   const interruptions = async () => {
     if (!woken) return;
-    const now = await look();
-    if (now.cancelRequested) throw new Cancelled();
-    if (now.state === 'decommission_requested') throw new Decommissioning();
+    interrupting(await look());
   };
   const waitFor = async (ready: () => boolean, timeoutMs?: number): Promise<boolean> => {
     const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
@@ -197,8 +207,7 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
     latest: () => latest!,
     async look() {
       const now = await look();
-      if (now.cancelRequested) throw new Cancelled();
-      if (now.state === 'decommission_requested') throw new Decommissioning();
+      interrupting(now);
       return now;
     },
     move,
@@ -243,6 +252,16 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
   };
 
   const nothing = () => Promise.resolve();
+  /** Runs the way out; a resource deleted meanwhile ends the workflow as deleted. */
+  const leave = async (way: () => Promise<Outcome>): Promise<Outcome> => {
+    leaving = true;
+    try {
+      return await way();
+    } catch (error) {
+      if (error instanceof Gone) return 'deleted';
+      throw error;
+    }
+  };
   const cancel = async (): Promise<Outcome> => {
     step = 'cancelling';
     await lifecycle.teardown({ ...frame, untilDone: (what, work) => frame.untilDone(what, work, nothing) });
@@ -297,12 +316,13 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
   } catch (error) {
     if (error instanceof Cancelled) {
       const now = await lifecycle.agenda();
-      return now ? cancel() : 'deleted';
+      return now ? leave(cancel) : 'deleted';
     }
     if (error instanceof Decommissioning) {
       const now = await lifecycle.agenda();
       if (!now?.decommissionAt) return 'deleted';
-      return decommission(now.decommissionAt);
+      const day = now.decommissionAt;
+      return leave(() => decommission(day));
     }
     throw error;
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { refusal } from './support/fakes';
 import { READS, config, inProduction, start } from './support/network-service-config';
 import { SIGNALS, dayFromToday, eventually, lookedAgain, stepIs, withWorker } from './support/tier';
 
@@ -46,6 +47,31 @@ describe('provisionNetworkServiceConfig: how it ends (the lifecycle framing)', (
       assert.equal(resource.lastStatus()!.tag, 'cancelled');
       assert.equal(fakes.callsOf('configureNetworkServiceConfig').length, 0);
       assert.equal(fakes.callsOf('deconfigureNetworkServiceConfig').length, 1);
+    });
+  });
+
+  it('goes on taking a cancelled config off the device when the API writes to it while an operator is awaited', async () => {
+    const { resource, fakes } = config({ connectionState: 'allocated' });
+    fakes.on('deconfigureNetworkServiceConfig', () => {
+      if (fakes.callsOf('deconfigureNetworkServiceConfig').length === 1) throw refusal('device locked');
+      return { commitId: 'teardown' };
+    });
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run);
+      await eventually('the waiting note', () => resource.notes.length === 1);
+      resource.set({ cancelRequested: true });
+      await handle.signal(SIGNALS.reconsider);
+      await eventually('error', () => resource.state === 'error');
+      await stepIs(handle, 'waiting for an operator');
+      // Another write reaches the resource (the cancellation is still asked): the workflow looks
+      // again and keeps waiting for the operator, instead of failing its task over and over.
+      resource.set({ revision: 2 });
+      await lookedAgain(handle, () => fakes.callsOf('networkServiceConfigAgenda').length);
+      await stepIs(handle, 'waiting for an operator');
+      await handle.signal(SIGNALS.retryProvisioning);
+      assert.equal(await handle.result(), 'cancelled');
+      assert.deepEqual(resource.events(), ['fail', 'cancel']);
+      assert.equal(fakes.callsOf('deconfigureNetworkServiceConfig').length, 2);
     });
   });
 
