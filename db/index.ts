@@ -49,20 +49,33 @@ export interface Database {
  * exchange's behalf (seeding, migrations) may leave them out, and nothing is limited then.
  */
 export function openDatabase(
-  options: DatabaseOptions & { apiSecretHashKey: Uint8Array; quotas?: Quotas },
+  options: DatabaseOptions & {
+    apiSecretHashKey: Uint8Array;
+    quotas?: Quotas;
+    /** The clock that decides days (billing starts, decommission days); the system's by default. */
+    clock?: () => Date;
+  },
 ): Database {
+  const clock = options.clock ?? (() => new Date());
   const sequelize = createSequelize(options);
   const models = defineModels(sequelize);
   const events = createEventRepository({ models });
   const outbox = createOutboxRepository({ models });
   const portAllocation = createPortAllocation(sequelize);
   const quotas = createQuotaGuard({ sequelize, quotas: options.quotas ?? NO_QUOTAS });
-  const networkFeatureConfigs = createNetworkFeatureConfigRepository({ sequelize, events, outbox, quotas });
+  const networkFeatureConfigs = createNetworkFeatureConfigRepository({
+    sequelize,
+    events,
+    outbox,
+    quotas,
+    clock,
+  });
   const networkServiceConfigs = createNetworkServiceConfigRepository({
     sequelize,
     events,
     outbox,
     quotas,
+    clock,
     cascade: (configId, policy, transaction) =>
       networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
   });
@@ -81,6 +94,7 @@ export function openDatabase(
       events,
       outbox,
       quotas,
+      clock,
       cascade: (serviceId, policy, transaction) =>
         networkServiceConfigs.cascadeFromService(serviceId, policy, transaction),
     }),
@@ -88,7 +102,7 @@ export function openDatabase(
     networkFeatureConfigs,
     outbox,
     portAllocation,
-    connections: createConnectionRepository({ sequelize, events, outbox, portAllocation, quotas }),
+    connections: createConnectionRepository({ sequelize, events, outbox, portAllocation, quotas, clock }),
     traffic: createTrafficRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');

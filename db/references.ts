@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { Conflict } from '../domain/errors';
 import { ONBOARDING_REQUIRED_ROLES } from '../domain/onboarding';
-import { ENDED_STATES, GOING_STATES } from '../domain/states';
+import { ENDED_STATES, GOING_STATES, LIVE_STATES } from '../domain/states';
 
 /**
  * What stands in the way of deleting or changing a resource, as registered queries: every resource
@@ -130,7 +130,7 @@ export const ROLE_ASSIGNMENT_REFERENCES: ReferenceSource[] = [
             JOIN accounts a ON a.id = c.consuming_account
            WHERE ra.id IN (:targets)
              AND r.name IN (${ONBOARDING_REQUIRED_ROLES.map((name) => `'${name}'`).join(', ')})
-             AND a.state IN ('production', 'production_change_pending')
+             AND a.state IN (${LIVE_STATES.map((state) => `'${state}'`).join(', ')})
              AND a.id NOT IN (:leaving)
              AND NOT EXISTS (
                    SELECT 1 FROM role_assignments other

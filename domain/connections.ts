@@ -34,7 +34,7 @@ export interface OrderContext {
   /** The most members a bundle may have on this exchange's devices. */
   maxLagMembers: number;
   /** Now, for the offering's orderable window. */
-  now?: Date;
+  now: Date;
 }
 
 /** What every port of this exchange carries, so what every connection accepts. */
@@ -59,7 +59,7 @@ export function connectionOrderProblems(
   if (offering.type !== 'connection')
     problem('product_offering', `${offering.id} is a ${offering.type} offering, not a connection offering`);
 
-  const now = (context.now ?? new Date()).getTime();
+  const now = context.now.getTime();
   if (offering.orderable_not_before && now < Date.parse(offering.orderable_not_before))
     problem('product_offering', `${offering.id} can be ordered from ${offering.orderable_not_before} on`);
   if (offering.orderable_not_after && now > Date.parse(offering.orderable_not_after))

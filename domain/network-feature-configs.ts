@@ -1,6 +1,7 @@
 import { unknownAssignments } from './contacts';
 import type { PropertyError } from './errors';
 import type { State } from './states';
+import { ACCEPTING_STATES } from './states';
 
 /** What a route-server session order (or a change, as it would leave it) names. */
 export type RouteServerConfigOrder = {
@@ -59,15 +60,6 @@ export interface FeatureConfigFacts {
   billingAccountCanPay: boolean;
 }
 
-/** States in which a config can take a new session. */
-const CARRYING: ReadonlySet<State> = new Set<State>([
-  'requested',
-  'allocated',
-  'testing',
-  'production',
-  'production_change_pending',
-]);
-
 /** An AS-SET or an AS, optionally hierarchical, optionally with its IRR source: `AS-EXAMPLE@RIPE`. */
 const AS_SET = /^(AS[0-9]+|AS-[A-Z0-9_-]+)(:(AS[0-9]+|AS-[A-Z0-9_-]+))*(@[A-Z0-9-]+)?$/i;
 
@@ -94,7 +86,7 @@ export function routeServerConfigProblems(
   if (!config)
     problem('network_service_config', `no network service config ${order.network_service_config} of yours`);
   else {
-    if (!CARRYING.has(config.state))
+    if (!ACCEPTING_STATES.has(config.state))
       problem('network_service_config', `${config.id} is ${config.state}; it takes no new sessions`);
     if (feature && feature.network_service !== config.network_service)
       problem(

@@ -4,6 +4,7 @@ import { unknownAssignments } from './contacts';
 import type { Conflict, PropertyError } from './errors';
 import { bandwidthProblems, SERVICE_GOING } from './network-services';
 import type { State } from './states';
+import { ACCEPTING_STATES } from './states';
 import type { VlanConfig } from './vlans';
 
 /** The types of config this exchange provisions: access to its LANs and to customers' circuits. */
@@ -180,16 +181,6 @@ export interface ConfigOrderFacts {
   now: Date;
 }
 
-/** States in which a connection can carry a new or changed config. */
-export const CARRYING_STATES: ReadonlySet<State> = new Set<State>([
-  'requested',
-  'allocated',
-  'testing',
-  'production',
-  'production_change_pending',
-  'scheduled',
-]);
-
 /** ASNs no network announces: 0, AS_TRANS, the last 16-bit and the last 32-bit ASN. */
 const RESERVED_ASNS: ReadonlySet<number> = new Set([0, 23456, 65535, 4294967295]);
 
@@ -280,7 +271,7 @@ export function configProblems(
   // The connection.
   if (!connection) problem('connection', `no connection ${order.connection} of your accounts`);
   else {
-    if (!CARRYING_STATES.has(connection.state))
+    if (!ACCEPTING_STATES.has(connection.state))
       problem('connection', `${connection.id} is ${connection.state}; it carries no new services`);
     const networks = ours ? deliveryNetworks(order, ours) : [];
     if (ours && networks.length && !networks.includes(connection.metro_area_network)) {

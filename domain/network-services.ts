@@ -1,6 +1,6 @@
 import type { PropertyError } from './errors';
 import type { State } from './states';
-import { GOING_STATES } from './states';
+import { GOING_STATES, isLive } from './states';
 
 /** Service types customers order; exchange LANs belong to the exchange and are not ordered. */
 export const ORDERABLE_SERVICE_TYPES = ['p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'] as const;
@@ -288,7 +288,7 @@ export interface ServiceShape {
  * multipoint service one member.
  */
 export function missingEnds(service: ServiceShape, ends: readonly ServiceEnd[]): string[] {
-  const live = ends.filter((end) => end.state === 'production' || end.state === 'production_change_pending');
+  const live = ends.filter((end) => isLive(end.state));
   switch (service.type) {
     case 'p2p_vc': {
       const missing: string[] = [];

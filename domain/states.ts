@@ -38,6 +38,30 @@ export const GOING_STATES: readonly State[] = ['decommission_requested', ...ENDE
 export const isGoing = (state: State, cancelRequested: boolean): boolean =>
   cancelRequested || GOING_STATES.includes(state);
 
+/** States of a resource in production: it carries what was ordered (a change may be pending). */
+export const LIVE_STATES: readonly State[] = ['production', 'production_change_pending'];
+
+/** Whether a resource in `state` is in production. */
+export const isLive = (state: State): boolean => LIVE_STATES.includes(state);
+
+/** States of a resource configured on its devices and carrying traffic: live, or until its decommission day. */
+export const IN_SERVICE_STATES: readonly State[] = [...LIVE_STATES, 'decommission_requested'];
+
+/** States of a resource configured on its devices, tested or not: a service over it can come up. */
+export const CONFIGURED_STATES: readonly State[] = ['allocated', 'testing', ...LIVE_STATES];
+
+/**
+ * States of a resource that can take something new ordered on it (a config on a connection, a
+ * session on a config): being provisioned or live; not in trouble, not on its way out.
+ */
+export const ACCEPTING_STATES: ReadonlySet<State> = new Set<State>([
+  'requested',
+  'scheduled',
+  'allocated',
+  'testing',
+  ...LIVE_STATES,
+]);
+
 type Missing = Exclude<State, (typeof STATES)[number]>;
 const everyStateListed: Missing extends never ? true : Missing = true;
 void everyStateListed;

@@ -1,7 +1,7 @@
 import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
-import type { State } from '../domain/states';
+import { CONFIGURED_STATES } from '../domain/states';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
 import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
@@ -27,9 +27,6 @@ export interface ProvisionNetworkFeatureConfigInput {
   /** How often to look at a network service config that is not on its device yet (ms). */
   recheckMs?: number;
 }
-
-/** States of a network service config whose VLAN is on the device: a session over it can come up. */
-const ON_DEVICE: readonly State[] = ['allocated', 'testing', 'production', 'production_change_pending'];
 
 /**
  * The life of one route-server session: once its network service config is on the device, the
@@ -57,7 +54,7 @@ export async function provisionNetworkFeatureConfig({
         (status) => activities.recordNetworkFeatureConfigStatus({ featureConfigId, status }),
         !patched(STATUS_WHEN_CHANGED),
       );
-      while (!ON_DEVICE.includes(frame.latest().configState)) {
+      while (!CONFIGURED_STATES.includes(frame.latest().configState)) {
         await waiting(
           statusEntry(
             SEVERITY.notice,
@@ -65,7 +62,7 @@ export async function provisionNetworkFeatureConfig({
             `The network service config is ${frame.latest().configState}; the session comes up once it is on the device.`,
           ),
         );
-        await frame.waitFor(() => ON_DEVICE.includes(frame.latest().configState), recheckMs);
+        await frame.waitFor(() => CONFIGURED_STATES.includes(frame.latest().configState), recheckMs);
         await frame.look();
       }
       frame.step('configuring the route server');

@@ -1,7 +1,7 @@
 import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
-import type { State } from '../domain/states';
+import { isLive } from '../domain/states';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
 import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
@@ -29,7 +29,6 @@ export interface ProvisionNetworkServiceConfigInput {
 }
 
 /** Connection states in which a service on it can be configured. */
-const CARRYING: readonly State[] = ['production', 'production_change_pending'];
 
 /**
  * The life of one network service config: once its connection is in production, its tags, MAC
@@ -57,7 +56,7 @@ export async function provisionNetworkServiceConfig({
         !patched(STATUS_WHEN_CHANGED),
       );
       frame.step('waiting for the connection');
-      while (!CARRYING.includes(frame.latest().connectionState)) {
+      while (!isLive(frame.latest().connectionState)) {
         await waiting(
           statusEntry(
             SEVERITY.notice,
@@ -65,7 +64,7 @@ export async function provisionNetworkServiceConfig({
             `The connection is ${frame.latest().connectionState}; the service is configured once it is in production.`,
           ),
         );
-        await frame.waitFor(() => CARRYING.includes(frame.latest().connectionState), recheckMs);
+        await frame.waitFor(() => isLive(frame.latest().connectionState), recheckMs);
         await frame.look();
       }
       frame.step('configuring the device');

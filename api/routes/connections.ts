@@ -75,6 +75,7 @@ export function connectionOperations(deps: {
   clock?: () => Date;
 }): OperationDefinition[] {
   const { validators, writes } = deps;
+  const now = () => (deps.clock ?? (() => new Date()))();
   const policies = cancellationPolicies({
     terms: (id) => deps.connections.cancellationTerms(id),
     what: 'connections',
@@ -114,6 +115,7 @@ export function connectionOperations(deps: {
       : [];
     if (unknown.length) throw new ValidationError(unknown);
     const problems = connectionOrderProblems(order, offering, {
+      now: now(),
       assignedRoles: [...facts.roles.values()],
       billingAccountCanPay: facts.billingAccountCanPay,
       maxLagMembers: facts.maxLagMembers,

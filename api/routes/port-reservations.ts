@@ -1,3 +1,4 @@
+import { ENDED_STATES } from '../../domain/states';
 import { portReservations } from '../../db/port-reservations-collection';
 import type {
   ConnectionRepository,
@@ -45,8 +46,6 @@ const CHANGE_ABSENT: ReservationChange = {
   purchase_order: '',
   contract_ref: null,
 };
-
-const GONE = ['decommissioned', 'cancelled', 'archived'];
 
 /**
  * Port reservations: a customer adds a port to a bundle in production by reserving one, and gives
@@ -103,7 +102,7 @@ export function portReservationOperations(deps: {
             ? replacement(body, CHANGE_ABSENT)
             : merged(merged(CHANGE_ABSENT, reservation), body);
         validators.body('port_reservations_update', next);
-        if (GONE.includes(reservation.state))
+        if (ENDED_STATES.includes(reservation.state))
           throw new UnableToFulfillError(
             'state',
             `the reservation is ${reservation.state}; it cannot change any more`,
@@ -210,7 +209,7 @@ export function portReservationOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         const { reservation } = await load(params.id, scope, 'change');
-        if (GONE.includes(reservation.state))
+        if (ENDED_STATES.includes(reservation.state))
           throw new UnableToFulfillError(
             'state',
             `the reservation is ${reservation.state}; it takes no LOA any more`,

@@ -11,7 +11,7 @@ import type { EventType } from '../../domain/events';
 import { dayOf } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
-import { isGoing, RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { GOING_STATES, isGoing, isLive, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { readResource } from '../collection';
 import { liveRow } from '../references';
@@ -146,9 +146,6 @@ export interface PortReservation extends NewReservation {
   current_billing_start_date: string | null;
 }
 
-/** States a port reservation no longer changes from with its connection. */
-const RESERVATION_DONE = ['decommission_requested', 'decommissioned', 'cancelled', 'archived'];
-
 export function provisioningStart(connection: { id: string; managing_account: string }): WorkflowStart {
   return {
     workflowType: 'provisionConnection',
@@ -164,7 +161,7 @@ export function provisioningStart(connection: { id: string; managing_account: st
 
 /** The state ports show while their connection is in a state. */
 function portStateFor(state: State): State {
-  if (state === 'production' || state === 'production_change_pending') return 'production';
+  if (isLive(state)) return 'production';
   if (state === 'testing') return 'testing';
   return 'allocated';
 }
@@ -175,6 +172,8 @@ export function createConnectionRepository(deps: {
   outbox: OutboxRepository;
   portAllocation: PortAllocation;
   quotas: QuotaGuard;
+  /** The clock that decides days (billing starts, decommission days that have come). */
+  clock: () => Date;
 }) {
   const { sequelize, events, outbox, portAllocation, quotas } = deps;
   const select = <T extends object>(
@@ -524,7 +523,7 @@ export function createConnectionRepository(deps: {
         `SELECT p.id, p.name, EXISTS (SELECT 1 FROM port_reservations r WHERE r.port = p.id
            AND r.state = 'decommission_requested' AND r.decommission_at <= :today) AS leaving
          FROM ports p WHERE p.connection = :id ORDER BY p.name, p.id`,
-        { id, today: dayOf(new Date()) },
+        { id, today: dayOf(deps.clock()) },
       );
       // A connection being decommissioned goes as a whole: none of its ports leaves on its own.
       const alone = (port: { leaving: number }) =>
@@ -559,7 +558,7 @@ export function createConnectionRepository(deps: {
         if (!row) throw new NotFoundError(`no connection ${id}`);
         const from = row.state;
         const to = transition(from, event);
-        const today = dayOf(new Date());
+        const today = dayOf(deps.clock());
         await sequelize.query(
           `UPDATE connections SET state = :to, status = :status, updated_at = NOW(3),
              current_billing_start_date = CASE WHEN :to = 'production'
@@ -584,7 +583,7 @@ export function createConnectionRepository(deps: {
                THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
            WHERE connection = :id AND (${ending ? "state <> 'archived'" : 'state NOT IN (:done)'})`,
             {
-              replacements: { id, state: ending ? to : portStateFor(to), done: RESERVATION_DONE, today },
+              replacements: { id, state: ending ? to : portStateFor(to), done: GOING_STATES, today },
               transaction,
             },
           );
@@ -698,7 +697,7 @@ export function createConnectionRepository(deps: {
             `UPDATE port_reservations SET state = :to, decommission_at = :decommission_at,
                charged_until = :charged_until, updated_at = NOW(3)
              WHERE connection = :id AND state NOT IN (:done)`,
-            { replacements: { id, to, done: RESERVATION_DONE, ...policy }, transaction },
+            { replacements: { id, to, done: GOING_STATES, ...policy }, transaction },
           );
           // What the decommission is charged until is the connection's business, not the event's.
           await record('connection.state_changed', {

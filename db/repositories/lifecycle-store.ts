@@ -79,6 +79,8 @@ export const termsOf = (row: TermsRow): { state: State; terms: CancellationTerms
  */
 export function createLifecycleStore<R>(deps: {
   sequelize: Sequelize;
+  /** The clock that decides days (billing starts, decommission days that have come). */
+  clock: () => Date;
   events: EventRepository;
   outbox: OutboxRepository;
   table: string;
@@ -216,7 +218,7 @@ export function createLifecycleStore<R>(deps: {
              current_billing_start_date = CASE WHEN :to = 'production'
                THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
            WHERE id = :id`,
-          { id, to, status: JSON.stringify(status), today: dayOf(new Date()) },
+          { id, to, status: JSON.stringify(status), today: dayOf(deps.clock()) },
           transaction,
         );
         if ((to === 'decommissioned' || to === 'cancelled') && deps.onEnded)

@@ -84,12 +84,15 @@ export function createNetworkFeatureConfigRepository(deps: {
   events: EventRepository;
   outbox: OutboxRepository;
   quotas: QuotaGuard;
+  /** The clock that decides days (billing starts, decommission days that have come). */
+  clock: () => Date;
 }) {
   const { sequelize, events, outbox, quotas } = deps;
   const { select, run } = sqlOf(sequelize);
   const read = resourceReader<NetworkFeatureConfig>(sequelize, networkFeatureConfigs);
   const lifecycle = createLifecycleStore<NetworkFeatureConfig>({
     sequelize,
+    clock: deps.clock,
     events,
     outbox,
     table: 'network_feature_configs',

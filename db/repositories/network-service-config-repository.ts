@@ -135,6 +135,8 @@ export function createNetworkServiceConfigRepository(deps: {
   events: EventRepository;
   outbox: OutboxRepository;
   quotas: QuotaGuard;
+  /** The clock that decides days (billing starts, decommission days that have come). */
+  clock: () => Date;
   /** Asks the config's route-server sessions to go with it. */
   cascade?: (
     configId: string,
@@ -148,6 +150,7 @@ export function createNetworkServiceConfigRepository(deps: {
 
   const lifecycle = createLifecycleStore<NetworkServiceConfig>({
     sequelize,
+    clock: deps.clock,
     events,
     outbox,
     table: 'network_service_configs',

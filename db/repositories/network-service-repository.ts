@@ -14,7 +14,7 @@ import type {
 } from '../../domain/network-services';
 import { missingEnds, SERVICE_GOING, shapedOrder } from '../../domain/network-services';
 import type { State } from '../../domain/states';
-import { transition } from '../../domain/states';
+import { isLive, transition } from '../../domain/states';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
 import { accountSeenBy } from '../visibility';
@@ -133,6 +133,8 @@ export function createNetworkServiceRepository(deps: {
   events: EventRepository;
   outbox: OutboxRepository;
   quotas: QuotaGuard;
+  /** The clock that decides days (billing starts, decommission days that have come). */
+  clock: () => Date;
   /** Asks the service's configs (and their sessions) to go with it. */
   cascade?: (
     serviceId: string,
@@ -146,6 +148,7 @@ export function createNetworkServiceRepository(deps: {
 
   const lifecycle = createLifecycleStore<NetworkService>({
     sequelize,
+    clock: deps.clock,
     events,
     outbox,
     table: 'network_services',
@@ -597,7 +600,7 @@ export function createNetworkServiceRepository(deps: {
         changeRequested: row.change_requested_at !== null && row.change_requested_at !== undefined,
         cloud,
         handovers: configs
-          .filter((config) => config.state === 'production' || config.state === 'production_change_pending')
+          .filter((config) => isLive(config.state as State))
           .filter((config) => config.handover !== null)
           .map((config) => ({
             handover: Number(config.handover),

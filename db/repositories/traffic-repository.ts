@@ -1,3 +1,4 @@
+import { IN_SERVICE_STATES } from '../../domain/states';
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { CounterSample, CounterValues, TrafficSubjectType } from '../../domain/statistics';
@@ -38,9 +39,6 @@ const connectionInterface =
 /** The interface of a config `n` on its connection `c`: the sub-interface of its outer tag. */
 const configInterface = `CASE WHEN n.outer_vlan IS NULL THEN ${connectionInterface}
   ELSE CONCAT(${connectionInterface}, '.', n.outer_vlan) END`;
-
-/** Resources in these states are configured on their devices and carry traffic. */
-const IN_SERVICE = ['production', 'production_change_pending', 'decommission_requested'];
 
 const COLUMN_OF: Record<(typeof COUNTER_NAMES)[number], string> = {
   octetsIn: 'octets_in',
@@ -93,7 +91,7 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
            FROM network_service_configs n JOIN connections c ON c.id = n.connection
           WHERE n.state IN (:inService) AND EXISTS (SELECT 1 FROM ports p WHERE p.connection = c.id)
          ORDER BY subjectType, subjectId`,
-        { inService: IN_SERVICE },
+        { inService: IN_SERVICE_STATES },
       );
     },
 

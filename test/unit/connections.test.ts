@@ -13,6 +13,7 @@ const context: OrderContext = {
   assignedRoles: ['noc', 'implementation'],
   billingAccountCanPay: true,
   maxLagMembers: 8,
+  now: new Date('2026-06-01T12:00:00Z'),
 };
 const order: ConnectionOrder = {
   mode: 'lag_lacp',
