@@ -4,10 +4,11 @@ import type {
   ConnectionPlacement,
   ConnectionRepository,
 } from '../db/repositories/connection-repository';
-import { effectiveLacpTimeout } from '../domain/connections';
+import { bundleName, effectiveLacpTimeout } from '../domain/connections';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
-import { asFailure, commitIntent, heartbeating, moveIdempotently } from './device-work';
+import { commitIntent, heartbeating } from './device-work';
+import { asFailure, moveIdempotently, notFound } from './failures';
 import type { ProductionTimer } from './device-work';
 import type { DeviceDriver, DeviceIntent } from '../drivers/contract';
 
@@ -43,9 +44,6 @@ export function connectionIntent(placement: ConnectionPlacement): DeviceIntent {
   };
 }
 
-/** The name a connection's bundle has on its device. */
-export const bundleName = (connectionId: string) => `ae-${connectionId}`;
-
 /** The configuration that takes a connection off its device: every port shut, the bundle gone. */
 export function teardownIntent(placement: ConnectionPlacement): DeviceIntent {
   return {
@@ -75,7 +73,7 @@ export function connectionActivities(deps: {
     intentOf: (placement: ConnectionPlacement) => DeviceIntent,
   ): Promise<{ commitId: string }> {
     const placement = await connections.placement(connectionId);
-    if (!placement) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
+    if (!placement) throw notFound(`connection ${connectionId}`);
     return commitIntent(driver, () => intentOf(placement), key, connectionId);
   }
 
@@ -146,7 +144,7 @@ export function connectionActivities(deps: {
       connectionId: string;
     }): Promise<{ outOfRange: string[] }> {
       const placement = await connections.placement(connectionId);
-      if (!placement) throw ApplicationFailure.nonRetryable(`no connection ${connectionId}`, 'NotFound');
+      if (!placement) throw notFound(`connection ${connectionId}`);
       try {
         const readings = await heartbeating(() =>
           driver.readOptics(

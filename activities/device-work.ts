@@ -1,17 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type { LifecycleEvent, State } from '../domain/states';
-import { TRANSITIONS } from '../domain/states';
 import type { DeviceDriver, DeviceIntent } from '../drivers/contract';
 import { DriverError } from '../drivers/contract';
-
-/** A driver error the way Temporal should treat it: retried when it may pass, final otherwise. */
-export function asFailure(error: unknown): unknown {
-  if (error instanceof DriverError && !error.retryable)
-    return ApplicationFailure.nonRetryable(error.message, `DriverError:${error.code}`);
-  return error;
-}
+import { asFailure } from './failures';
 
 /** How often an activity waiting on a device tells Temporal it is still alive. */
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -89,26 +81,6 @@ export type ProductionTimer = (
 
 /** Moves without timing anything: the worker without metrics, and tests. */
 export const untimed: ProductionTimer = (_kind, _id, _event, move) => move();
-
-/**
- * Moves a resource along the lifecycle through `apply`. Idempotent: a resource already where the
- * event leads is left as it is (a retried activity whose first attempt got through); an event the
- * state does not take fails for good as `InvalidTransition`.
- */
-export async function moveIdempotently(
-  what: string,
-  current: State | undefined,
-  event: LifecycleEvent,
-  apply: () => Promise<State>,
-): Promise<State> {
-  if (current === undefined) throw ApplicationFailure.nonRetryable(`no ${what}`, 'NotFound');
-  const target = TRANSITIONS[current][event];
-  const arrived = Object.values(TRANSITIONS).some((next) => next[event] === current);
-  if (target === undefined && arrived) return current;
-  if (target === undefined)
-    throw ApplicationFailure.nonRetryable(`${what} cannot ${event} from ${current}`, 'InvalidTransition');
-  return apply();
-}
 
 /** How what a device reads back differs from what was intended, property by property. */
 export function differencesOf<T extends object>(found: T | undefined, intended: T, what: string): string[] {

@@ -1,16 +1,15 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { AccountRepository } from '../db/repositories/account-repository';
 import type { ConnectionRepository } from '../db/repositories/connection-repository';
 import type { NetworkFeatureConfigRepository } from '../db/repositories/network-feature-config-repository';
 import type { NetworkServiceConfigRepository } from '../db/repositories/network-service-config-repository';
 import type { NetworkServiceRepository } from '../db/repositories/network-service-repository';
 import type { TrafficRepository } from '../db/repositories/traffic-repository';
-import { DomainError } from '../domain/errors';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
 import type { ProductionTimer } from './device-work';
 import { untimed } from './device-work';
+import { translated } from './failures';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
 import { networkServiceActivities } from './network-services';
@@ -34,18 +33,6 @@ export interface ActivityDependencies {
   crossConnectDelayMs: number;
   /** Times each resource's way to production (the worker's metrics); none by default. */
   timeProduction?: ProductionTimer;
-}
-
-/** Domain errors do not get better by retrying: surface them as non-retryable failures. */
-async function permanent<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof DomainError) {
-      throw ApplicationFailure.nonRetryable(error.message, error.constructor.name);
-    }
-    throw error;
-  }
 }
 
 /**
@@ -76,7 +63,7 @@ export function createActivities({
      * when the account was deleted meanwhile.
      */
     async checkAccountOnboarding({ accountId }: { accountId: string }): Promise<StatusEntry[] | null> {
-      return permanent(async () => {
+      return translated(async () => {
         const facts = await accounts.onboardingFacts(accountId);
         if (!facts) return null;
         return gapsAsStatus(onboardingGaps(facts), clock().toISOString());
@@ -90,12 +77,12 @@ export function createActivities({
       accountId: string;
       status: StatusEntry[];
     }): Promise<void> {
-      await permanent(() => accounts.recordStatus(accountId, status));
+      await translated(() => accounts.recordStatus(accountId, status));
     },
 
     /** Moves the account to production; idempotent when the account is already there. */
     async completeAccountOnboarding({ accountId }: { accountId: string }): Promise<string> {
-      return permanent(async () => {
+      return translated(async () => {
         const account = await accounts.findById(accountId);
         if (!account) return 'deleted';
         if (account.state === 'production') return account.state;

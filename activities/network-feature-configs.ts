@@ -1,11 +1,11 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type {
   FeatureConfigAgenda,
   NetworkFeatureConfigRepository,
 } from '../db/repositories/network-feature-config-repository';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
-import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
+import { commitIntent, differencesOf, heartbeating } from './device-work';
+import { asFailure, moveIdempotently, notFound } from './failures';
 import type { ProductionTimer } from './device-work';
 import type { DeviceDriver } from '../drivers/contract';
 
@@ -18,8 +18,7 @@ export function networkFeatureConfigActivities(deps: {
   const { featureConfigs, driver, timeProduction } = deps;
   const placementOf = async (featureConfigId: string) => {
     const placement = await featureConfigs.placement(featureConfigId);
-    if (!placement)
-      throw ApplicationFailure.nonRetryable(`no network feature config ${featureConfigId}`, 'NotFound');
+    if (!placement) throw notFound(`network feature config ${featureConfigId}`);
     return placement;
   };
 

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type {
   ConfigAgenda,
   ConfigPlacement,
@@ -6,7 +5,8 @@ import type {
 } from '../db/repositories/network-service-config-repository';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
-import { asFailure, commitIntent, differencesOf, heartbeating, moveIdempotently } from './device-work';
+import { commitIntent, differencesOf, heartbeating } from './device-work';
+import { asFailure, moveIdempotently, notFound } from './failures';
 import type { ProductionTimer } from './device-work';
 import type { DeviceDriver, ServiceAttachment } from '../drivers/contract';
 
@@ -46,8 +46,7 @@ export function networkServiceConfigActivities(deps: {
   const { configs, driver, timeProduction } = deps;
   const placementOf = async (configId: string) => {
     const placement = await configs.placement(configId);
-    if (!placement)
-      throw ApplicationFailure.nonRetryable(`no network service config ${configId}`, 'NotFound');
+    if (!placement) throw notFound(`network service config ${configId}`);
     return placement;
   };
 

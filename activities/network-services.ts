@@ -1,11 +1,10 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { NetworkServiceRepository, ServiceAgenda } from '../db/repositories/network-service-repository';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
-import { heartbeating, moveIdempotently } from './device-work';
+import { heartbeating } from './device-work';
+import { moveIdempotently, notFound, refused, translated } from './failures';
 import type { ProductionTimer } from './device-work';
 import type { CloudProvider } from '../drivers/cloud-contract';
-import { CloudProviderError } from '../drivers/cloud-contract';
 
 /**
  * Activities of network services: their agenda and lifecycle, and what a cloud service asks of its
@@ -20,20 +19,13 @@ export function networkServiceActivities(deps: {
 
   const cloudOf = async (serviceId: string) => {
     const agenda = await services.agenda(serviceId);
-    if (!agenda) throw ApplicationFailure.nonRetryable(`no network service ${serviceId}`, 'NotFound');
-    if (!agenda.cloud)
-      throw ApplicationFailure.nonRetryable(`${serviceId} is not a cloud service`, 'NotCloud');
+    if (!agenda) throw notFound(`network service ${serviceId}`);
+    if (!agenda.cloud) throw refused('NotCloud', `${serviceId} is not a cloud service`);
     return { agenda, order: agenda.cloud };
   };
   /** Work at the provider, heartbeating; a refusal retrying cannot change fails for good. */
   const provider = async <T>(work: () => Promise<T>): Promise<T> => {
-    try {
-      return await heartbeating(work);
-    } catch (error) {
-      if (error instanceof CloudProviderError && !error.retryable)
-        throw ApplicationFailure.nonRetryable(error.message, `CloudProviderError:${error.code}`);
-      throw error;
-    }
+    return translated(() => heartbeating(work));
   };
 
   return {
@@ -77,9 +69,9 @@ export function networkServiceActivities(deps: {
       const circuit = await provider(async () => {
         if (order.workflow === 'exchange_first') {
           if (!order.region || !order.pop || order.bandwidth === null)
-            throw ApplicationFailure.nonRetryable(
-              `The offering of ${serviceId} names no provider region, PoP or bandwidth to order the circuit with`,
+            throw refused(
               'IncompleteOffering',
+              `The offering of ${serviceId} names no provider region, PoP or bandwidth to order the circuit with`,
             );
           return cloud.createCircuit({
             requestKey,
@@ -94,9 +86,9 @@ export function networkServiceActivities(deps: {
         }
         const found = await cloud.findCircuit(order.provider, order.key);
         if (!found)
-          throw ApplicationFailure.nonRetryable(
-            `${order.provider} knows no circuit with the key ${order.key}; create it there first, or correct the key`,
+          throw refused(
             'UnknownCloudKey',
+            `${order.provider} knows no circuit with the key ${order.key}; create it there first, or correct the key`,
           );
         const misfits: string[] = [];
         if (order.pop && found.pop !== order.pop) misfits.push(`it is at ${found.pop}, not ${order.pop}`);
@@ -108,9 +100,9 @@ export function networkServiceActivities(deps: {
             `it carries at most ${found.bandwidthLimit} Mbit/s, the service asks for ${order.capacity}`,
           );
         if (misfits.length)
-          throw ApplicationFailure.nonRetryable(
-            `The circuit ${order.key} at ${order.provider} does not fit: ${misfits.join('; ')}`,
+          throw refused(
             'CloudCircuitMismatch',
+            `The circuit ${order.key} at ${order.provider} does not fit: ${misfits.join('; ')}`,
           );
         return cloud.acceptCircuit(found.ref, { requestKey });
       });
@@ -121,8 +113,7 @@ export function networkServiceActivities(deps: {
     /** Connects each handover whose config is in production at the provider; answers those connected. */
     async connectCloudHandovers({ serviceId }: { serviceId: string }): Promise<{ connected: number[] }> {
       const { agenda, order } = await cloudOf(serviceId);
-      if (!order.providerRef)
-        throw ApplicationFailure.nonRetryable(`${serviceId} has no circuit at its provider yet`, 'NoCircuit');
+      if (!order.providerRef) throw refused('NoCircuit', `${serviceId} has no circuit at its provider yet`);
       const ref = order.providerRef;
       await provider(async () => {
         for (const handover of agenda.handovers)

@@ -11,9 +11,6 @@ import type { Caller, OperationDefinition, Reply } from './operations';
 import { compileQueryParser } from './query-parameters';
 import { sensitiveFiltersOf } from './sensitive-filters';
 
-/** At most this many items a page (the document's bound on `page_limit`). */
-export const MAX_PAGE_LIMIT = 1000;
-
 /** Parameters every collection shares; everything else a list declares is a filter. */
 const COMMON_PARAMETERS = new Set(['id', 'page_limit', 'page_offset', 'page_token', 'fields']);
 

@@ -42,6 +42,17 @@ export const CONNECTION_VLAN_TYPES: readonly string[] = ['port', 'dot1q', 'qinq'
 export const CONNECTION_OUTER_ETHERTYPES: readonly string[] = ['0x8100'];
 
 /** Bundling modes this exchange's devices provide. */
+/** The name a connection's bundle (LAG) has on its device. */
+export const bundleName = (connectionId: string): string => `ae-${connectionId}`;
+
+/** The LAG of a connection in `mode` on its device: none for a standalone port. */
+export const lagNameOf = (connectionId: string, mode: ConnectionMode): string | null =>
+  mode === 'standalone' ? null : bundleName(connectionId);
+
+/** A connection's speed in Mbit/s: the speed of its ports times how many there are. */
+export const connectionSpeed = (physicalPortSpeed: number, portQuantity: number): number =>
+  physicalPortSpeed * portQuantity;
+
 export const SUPPORTED_MODES: ReadonlySet<ConnectionMode> = new Set(['lag_lacp', 'lag_static', 'standalone']);
 
 /**

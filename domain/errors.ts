@@ -72,12 +72,6 @@ export class SignatureExpiredError extends DomainError {
   readonly title = 'Authentication Credentials Invalid';
 }
 
-export class NotAuthenticatedError extends DomainError {
-  readonly status = 401;
-  readonly typeName = 'not-authenticated';
-  readonly title = 'Authentication Credentials Invalid';
-}
-
 export class PermissionDeniedError extends DomainError {
   readonly status = 403;
   readonly typeName = 'permission-denied';

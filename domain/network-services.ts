@@ -9,9 +9,6 @@ export type OrderableServiceType = (typeof ORDERABLE_SERVICE_TYPES)[number];
 export const isOrderableServiceType = (type: unknown): type is OrderableServiceType =>
   (ORDERABLE_SERVICE_TYPES as readonly unknown[]).includes(type);
 
-/** Multipoint services: members join them under the owner's joining rules. */
-export const MULTIPOINT_TYPES: readonly string[] = ['mp2mp_vc', 'p2mp_vc'];
-
 /** What an order of a service (or a change, as it would leave the service) names. */
 export type ServiceOrder = {
   type: OrderableServiceType;

@@ -2,8 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-export const TEMPORAL_CLI_VERSION = '1.5.1';
-
 function goBinDirectory(): string | undefined {
   try {
     const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();

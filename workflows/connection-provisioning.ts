@@ -1,6 +1,5 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   condition,
   continueAsNew,
   defineSignal,
@@ -17,6 +16,7 @@ import { ENDED_STATES } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import {
   decommissionNowSignal,
+  overtaken,
   provisioningStepQuery,
   reconsiderSignal,
   retryProvisioningSignal,
@@ -63,12 +63,6 @@ const entry = (
 class Cancelled extends Error {}
 /** Whatever was going on stops: the connection is to be decommissioned. */
 class Decommissioning extends Error {}
-
-/** A state change refused because the stored connection moved on meanwhile (a DELETE came in). */
-const overtaken = (error: unknown): boolean =>
-  error instanceof ActivityFailure &&
-  error.cause instanceof ApplicationFailure &&
-  error.cause.type === 'InvalidTransition';
 
 /** After an operator's retry, some steps simply try again. */
 const nothing = (): Promise<void> => Promise.resolve();

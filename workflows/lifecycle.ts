@@ -8,6 +8,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { FAILURE_TYPES } from '../domain/failures';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { LifecycleEvent, State } from '../domain/states';
 import { ENDED_STATES, RECONSIDER_SIGNAL } from '../domain/states';
@@ -79,7 +80,7 @@ class Gone extends Error {}
 export const overtaken = (error: unknown): boolean =>
   error instanceof ActivityFailure &&
   error.cause instanceof ApplicationFailure &&
-  error.cause.type === 'InvalidTransition';
+  error.cause.type === FAILURE_TYPES.invalidTransition;
 
 /** Milliseconds from now (workflow time) to the start of `day` (UTC); 0 once it has begun. */
 export const untilDay = (day: string): number => Math.max(0, Date.parse(`${day}T00:00:00Z`) - Date.now());

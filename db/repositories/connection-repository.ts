@@ -6,6 +6,7 @@ import type {
   CrossConnectInitiator,
   LacpTimeout,
 } from '../../domain/connections';
+import { connectionSpeed, lagNameOf } from '../../domain/connections';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import type { EventType } from '../../domain/events';
 import { dayOf } from '../../domain/cancellation';
@@ -472,8 +473,8 @@ export function createConnectionRepository(deps: {
               subscriber_side_demarcs: JSON.stringify(input.subscriber_side_demarcs),
               pop: allocated.pop,
               device: allocated.device,
-              lag_name: input.mode === 'standalone' ? null : `ae-${id}`,
-              speed: offering.physical_port_speed * input.port_quantity,
+              lag_name: lagNameOf(id, input.mode),
+              speed: connectionSpeed(offering.physical_port_speed, input.port_quantity),
             },
             transaction,
           },
@@ -753,7 +754,7 @@ export function createConnectionRepository(deps: {
               id,
               to,
               role_assignments: JSON.stringify(values.role_assignments),
-              lag_name: values.mode === 'standalone' ? null : `ae-${id}`,
+              lag_name: lagNameOf(id, values.mode),
             },
             transaction,
           },

@@ -5,9 +5,8 @@ import type { Models } from '../models';
 
 const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 
-/** IX-API credentials: the key is exactly 16 characters, the secret exactly 86. */
+/** IX-API credentials: the key is exactly 16 characters (the secret 86, as it is generated). */
 export const API_KEY_LENGTH = 16;
-export const API_SECRET_LENGTH = 86;
 
 function randomKey(): string {
   const bytes = randomBytes(API_KEY_LENGTH);

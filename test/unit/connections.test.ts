@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import type { ConnectionOffering, ConnectionOrder, OrderContext } from '../../domain/connections';
-import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/connections';
+import {
+  bundleName,
+  connectionOrderProblems,
+  connectionSpeed,
+  effectiveLacpTimeout,
+  lagNameOf,
+} from '../../domain/connections';
 
 const offering: ConnectionOffering = {
   id: 'po-connection-fra-100g',
@@ -82,5 +88,19 @@ describe('connection orders', () => {
       { name: 'role_assignments', reason: 'the offering needs contacts with the role(s) implementation' },
     ]);
     assert.deepEqual(names({}, {}, { billingAccountCanPay: false }), ['billing_account']);
+  });
+});
+
+describe('connection naming and sizing rules', () => {
+  it('names the bundle of a LAG after the connection, and gives a standalone port none', () => {
+    assert.equal(bundleName('conn-1'), 'ae-conn-1');
+    assert.equal(lagNameOf('conn-1', 'lag_lacp'), 'ae-conn-1');
+    assert.equal(lagNameOf('conn-1', 'lag_static'), 'ae-conn-1');
+    assert.equal(lagNameOf('conn-1', 'standalone'), null);
+  });
+
+  it('gives a connection the speed of its ports times their number', () => {
+    assert.equal(connectionSpeed(10_000, 4), 40_000);
+    assert.equal(connectionSpeed(100_000, 1), 100_000);
   });
 });

@@ -135,6 +135,7 @@ describe('the source hash of a workflow type', () => {
       workflowSources(NS).map((source) => source.file),
       [
         'domain/errors.ts',
+        'domain/failures.ts',
         'domain/search-attributes.ts',
         'domain/states.ts',
         'domain/status.ts',

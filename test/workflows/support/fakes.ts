@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Activities } from '../../../activities';
-import { moveIdempotently } from '../../../activities/device-work';
+import { moveIdempotently } from '../../../activities/failures';
 import type { LifecycleEvent, State } from '../../../domain/states';
 import { transition } from '../../../domain/states';
 import type { StatusEntry } from '../../../domain/status';

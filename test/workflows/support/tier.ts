@@ -161,7 +161,7 @@ async function terminate(handles: WorkflowHandle[]): Promise<void> {
 }
 
 /** Polls `check` until it holds, failing with `what` after `timeoutMs`. */
-export async function eventually(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+export async function eventually(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -189,7 +189,7 @@ export async function queryUntil<T>(
   handle: WorkflowHandle,
   query: string,
   check: (answer: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
