@@ -154,7 +154,12 @@ export async function startApi(options: {
       ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
       ...contactOperations({ contacts: db.contacts, validators, writes }),
       ...connectionOperations({ connections: db.connections, validators, writes }),
-      ...portReservationOperations({ connections: db.connections, validators, writes }),
+      ...portReservationOperations({
+        connections: db.connections,
+        reservations: db.portReservations,
+        validators,
+        writes,
+      }),
       ...macOperations({ macs: db.macs, writes }),
       ...memberJoiningRuleOperations({ rules: db.memberJoiningRules, validators, writes }),
       ...ipOperations({ ips: db.ips, validators, writes }),

@@ -4,6 +4,7 @@ import { createSequelize } from './connection';
 import { defineModels } from './models';
 import { createAccountRepository } from './repositories/account-repository';
 import { createConnectionRepository } from './repositories/connection-repository';
+import { createPortReservationRepository } from './repositories/port-reservation-repository';
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
@@ -25,6 +26,7 @@ export interface Database {
   sequelize: Sequelize;
   accounts: ReturnType<typeof createAccountRepository>;
   connections: ReturnType<typeof createConnectionRepository>;
+  portReservations: ReturnType<typeof createPortReservationRepository>;
   contacts: ReturnType<typeof createContactRepository>;
   credentials: ReturnType<typeof createCredentialRepository>;
   events: ReturnType<typeof createEventRepository>;
@@ -103,6 +105,7 @@ export function openDatabase(
     outbox,
     portAllocation,
     connections: createConnectionRepository({ sequelize, events, outbox, portAllocation, quotas, clock }),
+    portReservations: createPortReservationRepository({ sequelize, events, outbox, portAllocation, quotas }),
     traffic: createTrafficRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');

@@ -1,10 +1,11 @@
 import { ENDED_STATES } from '../../domain/states';
 import { portReservations } from '../../db/port-reservations-collection';
+import type { ConnectionRepository } from '../../db/repositories/connection-repository';
 import type {
-  ConnectionRepository,
   NewReservation,
+  PortReservationRepository,
   ReservationChange,
-} from '../../db/repositories/connection-repository';
+} from '../../db/repositories/port-reservation-repository';
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireChange } from '../../domain/authority';
@@ -54,13 +55,14 @@ const CHANGE_ABSENT: ReservationChange = {
  */
 export function portReservationOperations(deps: {
   connections: ConnectionRepository;
+  reservations: PortReservationRepository;
   validators: RequestValidators;
   writes: WriteContext;
   clock?: () => Date;
 }): OperationDefinition[] {
   const { validators, writes } = deps;
   const policies = cancellationPolicies({
-    terms: (id) => deps.connections.reservationTerms(id),
+    terms: (id) => deps.reservations.cancellationTerms(id),
     what: 'port-reservations',
     earliest: (day) => `the port can be given back on ${day} at the earliest`,
     clock: deps.clock,
@@ -68,7 +70,7 @@ export function portReservationOperations(deps: {
 
   /** The reservation and its connection, if the caller may see them (and change them, when `change`). */
   async function load(id: string, scope: Scope, need: 'change' | 'read') {
-    const reservation = await deps.connections.findReservation(id);
+    const reservation = await deps.reservations.findById(id);
     const connection = reservation && (await deps.connections.findById(reservation.connection));
     const access = connection ? accessToOwned(connection, scope) : 'none';
     if (!reservation || !connection || !canSee(access))
@@ -108,7 +110,7 @@ export function portReservationOperations(deps: {
             `the reservation is ${reservation.state}; it cannot change any more`,
           );
         checkDemarc(next.subscriber_side_demarc, connection.subscriber_side_demarcs);
-        return { status: 202, body: await deps.connections.changeReservation(params.id, next) };
+        return { status: 202, body: await deps.reservations.change(params.id, next) };
       },
     };
   }
@@ -150,7 +152,7 @@ export function portReservationOperations(deps: {
             'connection',
             `the offering allows at most ${limit} port(s) per connection`,
           );
-        const { reservation, messages } = await deps.connections.reserve(
+        const { reservation, messages } = await deps.reservations.reserve(
           input,
           offering?.physical_port_speed ?? 0,
         );
@@ -167,7 +169,7 @@ export function portReservationOperations(deps: {
         const scope = await writes.scope(caller);
         await load(params.id, scope, 'change');
         const policy = await policies.forCancellation(params.id, body);
-        const { reservation, messages } = await deps.connections.endReservation(params.id, policy);
+        const { reservation, messages } = await deps.reservations.end(params.id, policy);
         await deliverAll(writes.starter, messages);
         return { status: 202, body: reservation };
       },
@@ -188,7 +190,7 @@ export function portReservationOperations(deps: {
         const scope = await writes.scope(caller);
         const { reservation, connection } = await load(params.id, scope, 'read');
         const document =
-          (await deps.connections.reservationLoa(params.id)) ??
+          (await deps.reservations.loa(params.id)) ??
           renderLoa(`Letter of authorisation: port reservation ${reservation.id}`, [
             `Connection ${connection.name} (${connection.id}) at ${connection.pop}.`,
             `Exchange-side demarc: ${reservation.exchange_side_demarc ?? 'not yet allocated'}.`,
@@ -216,7 +218,7 @@ export function portReservationOperations(deps: {
           );
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        const { reservation: stored, messages } = await deps.connections.storeReservationLoa(params.id, body);
+        const { reservation: stored, messages } = await deps.reservations.storeLoa(params.id, body);
         await deliverAll(writes.starter, messages);
         return { status: 202, body: stored };
       },

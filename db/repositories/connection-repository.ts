@@ -1,5 +1,4 @@
-import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
+import type { Sequelize } from 'sequelize';
 import type {
   ConnectionMode,
   ConnectionOffering,
@@ -7,22 +6,19 @@ import type {
   LacpTimeout,
 } from '../../domain/connections';
 import { connectionSpeed, lagNameOf } from '../../domain/connections';
-import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
+import type { CancellationPolicy } from '../../domain/cancellation';
 import type { EventType } from '../../domain/events';
 import { dayOf } from '../../domain/cancellation';
-import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
+import { NotFoundError } from '../../domain/errors';
 import type { LifecycleEvent, State } from '../../domain/states';
-import { GOING_STATES, isGoing, isLive, RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { GOING_STATES, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
-import { readResource } from '../collection';
-import { liveRow } from '../references';
-import { connections } from '../connections-collection';
-import { portReservations } from '../port-reservations-collection';
 import { newId } from '../../domain/ids';
-import type { EventRepository, NewEvent } from './event-repository';
+import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
 import type { QuotaGuard } from './quota-guard';
+import { createConnectionStore, provisioningWorkflowId } from './connection-store';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
 export type NewConnection = {
@@ -87,7 +83,7 @@ export interface OrderedOffering extends ConnectionOffering {
 const instant = (value: unknown): string | null =>
   value === null || value === undefined ? null : new Date(value as string | Date).toISOString();
 
-export const provisioningWorkflowId = (connectionId: string) => `ixapi:connection:${connectionId}`;
+export { provisioningWorkflowId };
 
 /** What a connection's workflow has to do next, as the stored connection says. */
 export interface ConnectionAgenda {
@@ -121,32 +117,6 @@ export type ConnectionChange = Pick<
   | 'contract_ref'
 >;
 
-/** What a new port reservation names. */
-export type NewReservation = {
-  connection: string;
-  subscriber_side_demarc: string | null;
-  connecting_party: string | null;
-  cross_connect_id: string | null;
-  external_ref: string | null;
-  purchase_order: string;
-  contract_ref: string | null;
-};
-
-/** The writable properties of a port reservation. */
-export type ReservationChange = Omit<NewReservation, 'connection'>;
-
-/** A port reservation as IX-API shows it. */
-export interface PortReservation extends NewReservation {
-  id: string;
-  state: State;
-  status: StatusEntry[];
-  port: string | null;
-  exchange_side_demarc: string | null;
-  decommission_at: string | null;
-  charged_until: string | null;
-  current_billing_start_date: string | null;
-}
-
 export function provisioningStart(connection: { id: string; managing_account: string }): WorkflowStart {
   return {
     workflowType: 'provisionConnection',
@@ -177,198 +147,17 @@ export function createConnectionRepository(deps: {
   clock: () => Date;
 }) {
   const { sequelize, events, outbox, portAllocation, quotas } = deps;
-  const select = <T extends object>(
-    sql: string,
-    replacements: Record<string, unknown>,
-    transaction?: Transaction,
-  ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
-
-  /** Files an event with the managing account, and with the consuming one when that is another. */
-  const tell = (event: NewEvent & { account: string; alsoFor: string }, transaction: Transaction) =>
-    events.appendFor(
-      { type: event.type, payload: event.payload },
-      [event.account, event.alsoFor],
-      transaction,
-    );
-
-  /** The exchange's own account, which holds the spare ports. */
-  async function exchangeAccount(transaction: Transaction): Promise<string> {
-    const [row] = await select<{ id: string }>(
-      'SELECT id FROM accounts WHERE is_exchange = 1 ORDER BY id LIMIT 1',
-      {},
-      transaction,
-    );
-    if (!row)
-      throw new UnableToFulfillError(
-        'product_offering',
-        'this exchange has no account of its own to hold ports',
-      );
-    return row.id;
-  }
-
-  /** A connection as IX-API shows it, read the way the collection reads it. */
-  async function read(id: string, transaction?: Transaction): Promise<Connection | undefined> {
-    const resource = await readResource(sequelize, connections, id, undefined, transaction);
-    return (resource ?? undefined) as Connection | undefined;
-  }
-
-  /** A port reservation for a port just allocated to a connection, `requested` like its order. */
-  async function insertReservation(
-    reservation: {
-      connection: string;
-      port: string;
-      subscriber_side_demarc: string | null;
-      connecting_party: string | null;
-      external_ref: string | null;
-      purchase_order: string;
-      contract_ref: string | null;
-      cross_connect_id?: string | null;
-    },
-    transaction: Transaction,
-  ): Promise<string> {
-    const reservationId = newId('pres');
-    const [port] = await select<{ name: string; device: string }>(
-      'SELECT name, device FROM ports WHERE id = :port',
-      { port: reservation.port },
-      transaction,
-    );
-    await sequelize.query(
-      `INSERT INTO port_reservations (id, state, status, connection, port, subscriber_side_demarc,
-         exchange_side_demarc, connecting_party, cross_connect_id, external_ref, purchase_order, contract_ref,
-         created_at, updated_at)
-       VALUES (:id, 'requested', '[]', :connection, :port, :subscriber_side_demarc, :exchange_side_demarc,
-         :connecting_party, :cross_connect_id, :external_ref, :purchase_order, :contract_ref, NOW(3), NOW(3))`,
-      {
-        replacements: {
-          cross_connect_id: null,
-          ...reservation,
-          id: reservationId,
-          exchange_side_demarc: port ? `${port.device} ${port.name}` : null,
-        },
-        transaction,
-      },
-    );
-    return reservationId;
-  }
-
-  async function readReservation(
-    id: string,
-    transaction?: Transaction,
-  ): Promise<PortReservation | undefined> {
-    const resource = await readResource(sequelize, portReservations, id, undefined, transaction);
-    return (resource ?? undefined) as PortReservation | undefined;
-  }
-
-  /** The connection's row, locked for the rest of the transaction. */
-  async function lock(id: string, transaction: Transaction) {
-    const [row] = await select<{
-      state: State;
-      managing_account: string;
-      consuming_account: string;
-      billing_account: string;
-      current_billing_start_date: string | null;
-      cancel_requested_at: Date | null;
-      device: string;
-      pop: string;
-      mode: ConnectionMode;
-    }>(
-      `SELECT state, managing_account, consuming_account, billing_account, device, pop, mode, cancel_requested_at,
-         DATE_FORMAT(current_billing_start_date, '%Y-%m-%d') AS current_billing_start_date
-       FROM connections WHERE id = :id FOR UPDATE`,
-      { id },
-      transaction,
-    );
-    if (!row) throw new NotFoundError(`no connection ${id}`);
-    return row;
-  }
-
-  /** A reservation and its connection's row, both locked for the rest of the transaction. */
-  async function lockReservation(id: string, transaction: Transaction) {
-    const [reservation] = await select<{ connection: string; state: State }>(
-      'SELECT connection, state FROM port_reservations WHERE id = :id FOR UPDATE',
-      { id },
-      transaction,
-    );
-    if (!reservation) throw new NotFoundError(`no port-reservations with id ${id}`);
-    return { reservation, row: await lock(reservation.connection, transaction) };
-  }
-
-  /**
-   * The facts a cancellation policy is worked out from: the offering's notice and minimum term,
-   * and when billing of the connection (or of the one reservation) started.
-   */
-  async function termsOf(
-    kind: 'connection' | 'reservation',
-    id: string,
-  ): Promise<{ state: State; terms: CancellationTerms } | undefined> {
-    const subject = kind === 'connection' ? 'c' : 'r';
-    const [row] = await select<{
-      state: State;
-      notice: string | null;
-      initial: string | null;
-      billing_start: string | null;
-      configs_go: string | null;
-    }>(
-      `SELECT ${subject}.state, COALESCE(o.contract_renewal_notice_period, o.contract_initial_notice_period) AS notice,
-         o.contract_initial_period AS initial,
-         DATE_FORMAT(${subject}.current_billing_start_date, '%Y-%m-%d') AS billing_start,
-         (SELECT DATE_FORMAT(MAX(n.decommission_at), '%Y-%m-%d') FROM network_service_configs n
-           WHERE n.connection = c.id AND n.vlan_held) AS configs_go
-       FROM ${kind === 'connection' ? 'connections c' : 'port_reservations r JOIN connections c ON c.id = r.connection'}
-       LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE ${subject}.id = :id`,
-      { id },
-    );
-    if (!row) return undefined;
-    return {
-      state: row.state,
-      terms: {
-        noticePeriod: row.notice,
-        initialPeriod: row.initial,
-        billingStart: row.billing_start,
-        // The connection goes no earlier than the configs on it, which are going already (a live
-        // one keeps it from going at all).
-        notBefore: kind === 'connection' ? row.configs_go : null,
-      },
-    };
-  }
-
-  /**
-   * Refuses what would take the connection's ports or bundle from under service configs, naming
-   * each config in the way: to go, the connection waits for its live configs to be asked to go
-   * first (it then goes no earlier than they do); a change of how the ports are bundled waits for
-   * every config on it to be gone.
-   */
-  async function refuseWhileCarrying(
-    id: string,
-    what: string,
-    transaction: Transaction,
-    which: 'live' | 'held' = 'held',
-  ) {
-    const configs = await select<{ id: string }>(
-      `SELECT n.id FROM network_service_configs n WHERE n.connection = :id AND n.vlan_held
-         ${which === 'live' ? `AND ${liveRow('n')}` : ''} ORDER BY n.id`,
-      { id },
-      transaction,
-    );
-    if (configs.length)
-      throw new UnableToFulfillError(
-        which === 'live' ? 'id' : 'mode',
-        which === 'live'
-          ? `${what} while ${configs.map((config) => config.id).join(', ')} ${configs.length > 1 ? 'are' : 'is'} live on it; decommission ${configs.length > 1 ? 'those' : 'it'} first (DELETE /network-service-configs/{id}), then the connection goes no earlier than they do`
-          : `${what} while it carries ${configs.map((config) => config.id).join(', ')}; decommission those first`,
-        configs.map((config) => ({
-          resource_type: 'connections',
-          resource_id: id,
-          resource_property: null,
-          remote_resource_type: 'network-service-configs',
-          remote_resource_id: config.id,
-        })),
-      );
-  }
-
-  /** Tells the connection's workflow to look at what is asked of it, once the transaction commits. */
-  const reconsider = (id: string, transaction: Transaction) =>
-    outbox.enqueue({ workflowId: provisioningWorkflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+  const {
+    select,
+    tell,
+    exchangeAccount,
+    read,
+    insertReservation,
+    lock,
+    termsOf,
+    refuseWhileCarrying,
+    reconsider,
+  } = createConnectionStore({ sequelize, events, outbox });
 
   return {
     /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -847,213 +636,6 @@ export function createConnectionRepository(deps: {
           transaction,
         );
         return { connection: (await read(id, transaction))!, messages: [await reconsider(id, transaction)] };
-      });
-    },
-
-    /** A port reservation as IX-API shows it. */
-    async findReservation(id: string): Promise<PortReservation | undefined> {
-      return readReservation(id);
-    },
-
-    /**
-     * Adds a port to a bundle in production: a spare port on the bundle's device is reserved in
-     * the same transaction as the reservation, and the connection's workflow brings it into the
-     * bundle (`production_change_pending` until it is in). The port and the order count against
-     * the quotas of the connection's managing account's tree, checked before the connection is
-     * locked (every order takes the tree's lock first).
-     */
-    async reserve(
-      input: NewReservation,
-      speed: number,
-    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
-      return portAllocation.transaction(async (transaction) => {
-        const [owner] = await select<{ managing_account: string }>(
-          'SELECT managing_account FROM connections WHERE id = :id',
-          { id: input.connection },
-          transaction,
-        );
-        if (owner)
-          await quotas.requireRoom(owner.managing_account, { ports: 1, open_orders: 1 }, transaction);
-        const row = await lock(input.connection, transaction);
-        const to = transition(row.state, 'request_change');
-        const allocated = await portAllocation.allocate(
-          {
-            connection: input.connection,
-            pop: row.pop,
-            metroAreaNetwork: '',
-            device: row.device,
-            speed,
-            quantity: 1,
-            exchange: await exchangeAccount(transaction),
-            accounts: {
-              managing_account: row.managing_account,
-              consuming_account: row.consuming_account,
-              billing_account: row.billing_account,
-            },
-          },
-          transaction,
-        );
-        const reservationId = await insertReservation({ ...input, port: allocated.ports[0].id }, transaction);
-        await sequelize.query(
-          `UPDATE connections SET state = :to, port_quantity = port_quantity + 1, speed = speed + :speed,
-             updated_at = NOW(3) WHERE id = :id`,
-          { replacements: { id: input.connection, to, speed }, transaction },
-        );
-        const reservation = (await readReservation(reservationId, transaction))!;
-        await tell(
-          {
-            type: 'port_reservation.created',
-            payload: { reservation },
-            account: row.managing_account,
-            alsoFor: row.consuming_account,
-          },
-          transaction,
-        );
-        await tell(
-          {
-            type: 'connection.state_changed',
-            payload: { id: input.connection, from: row.state, to, event: 'request_change' },
-            account: row.managing_account,
-            alsoFor: row.consuming_account,
-          },
-          transaction,
-        );
-        return { reservation, messages: [await reconsider(input.connection, transaction)] };
-      });
-    },
-
-    /** Changes a reservation's cross-connect details and references; nothing on the device changes. */
-    async changeReservation(id: string, values: ReservationChange): Promise<PortReservation> {
-      return sequelize.transaction(async (transaction) => {
-        const { row } = await lockReservation(id, transaction);
-        await sequelize.query(
-          `UPDATE port_reservations SET subscriber_side_demarc = :subscriber_side_demarc,
-             connecting_party = :connecting_party, cross_connect_id = :cross_connect_id,
-             external_ref = :external_ref, purchase_order = :purchase_order, contract_ref = :contract_ref,
-             updated_at = NOW(3) WHERE id = :id`,
-          { replacements: { ...values, id }, transaction },
-        );
-        const reservation = (await readReservation(id, transaction))!;
-        await tell(
-          {
-            type: 'port_reservation.changed',
-            payload: { reservation },
-            account: row.managing_account,
-            alsoFor: row.consuming_account,
-          },
-          transaction,
-        );
-        return reservation;
-      });
-    },
-
-    /**
-     * Ends a reservation: its port leaves the bundle on the policy's day (the connection's workflow
-     * takes it out and gives it back). One already gone is archived; one going stays as it is.
-     */
-    async endReservation(
-      id: string,
-      policy: CancellationPolicy,
-    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
-        const { reservation, row } = await lockReservation(id, transaction);
-        const messages: PendingMessage[] = [];
-        const moveTo = async (to: State, extra = '') => {
-          await sequelize.query(
-            `UPDATE port_reservations SET state = :to${extra}, updated_at = NOW(3) WHERE id = :id`,
-            { replacements: { id, to, ...policy }, transaction },
-          );
-          await tell(
-            {
-              type: 'port_reservation.state_changed',
-              payload: { id, from: reservation.state, to, decommission_at: policy.decommission_at },
-              account: row.managing_account,
-              alsoFor: row.consuming_account,
-            },
-            transaction,
-          );
-        };
-        if (reservation.state === 'decommissioned' || reservation.state === 'cancelled') {
-          await moveTo(transition(reservation.state, 'archive'));
-        } else if (isGoing(row.state, row.cancel_requested_at !== null)) {
-          // The connection is going: its reservations go with it, on its day.
-        } else if (reservation.state === 'production') {
-          if (row.state !== 'production')
-            throw new UnableToFulfillError(
-              'id',
-              `the connection is ${row.state}; its ports can be given back once it is in production`,
-            );
-          const [kept] = await select<{ n: number }>(
-            "SELECT COUNT(*) AS n FROM port_reservations WHERE connection = :connection AND state = 'production'",
-            { connection: reservation.connection },
-            transaction,
-          );
-          if (Number(kept.n) <= 1)
-            throw new UnableToFulfillError(
-              'id',
-              'this is the last port of its connection: cancel the connection (DELETE /connections/{id}) instead',
-              [
-                {
-                  resource_type: 'port-reservations',
-                  resource_id: id,
-                  resource_property: 'connection',
-                  remote_resource_type: 'connections',
-                  remote_resource_id: reservation.connection,
-                },
-              ],
-            );
-          await moveTo(
-            transition('production', 'request_decommission'),
-            ', decommission_at = :decommission_at, charged_until = :charged_until',
-          );
-          messages.push(await reconsider(reservation.connection, transaction));
-        } else if (reservation.state !== 'decommission_requested' && reservation.state !== 'archived') {
-          throw new UnableToFulfillError(
-            'id',
-            `the reservation is ${reservation.state}; it can be given back once its port is in production`,
-          );
-        }
-        const updated = (await readReservation(id, transaction))!;
-        return { reservation: updated, messages };
-      });
-    },
-
-    /** The facts a reservation's cancellation policy is worked out from (its connection's offering). */
-    reservationTerms: (id: string) => termsOf('reservation', id),
-
-    async reservationLoa(id: string): Promise<Buffer | null> {
-      const [row] = await select<{ loa: Buffer | null }>('SELECT loa FROM port_reservations WHERE id = :id', {
-        id,
-      });
-      return row?.loa ?? null;
-    },
-
-    async storeReservationLoa(
-      id: string,
-      document: Buffer,
-    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
-        const { reservation, row } = await lockReservation(id, transaction);
-        await sequelize.query(
-          'UPDATE port_reservations SET loa = :document, updated_at = NOW(3) WHERE id = :id',
-          {
-            replacements: { id, document },
-            transaction,
-          },
-        );
-        await tell(
-          {
-            type: 'port_reservation.loa_uploaded',
-            payload: { id, bytes: document.length },
-            account: row.managing_account,
-            alsoFor: row.consuming_account,
-          },
-          transaction,
-        );
-        return {
-          reservation: (await readReservation(id, transaction))!,
-          messages: [await reconsider(reservation.connection, transaction)],
-        };
       });
     },
 
