@@ -14,7 +14,8 @@ import { NotFoundError, UnableToFulfillError, ValidationError } from '../../doma
 import { GOING_STATES } from '../../domain/states';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
-import { isPdf, renderLoa } from '../loa-document';
+import { renderLoa } from '../loa-document';
+import { cancellationOperations, loaOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
@@ -203,67 +204,36 @@ export function connectionOperations(deps: {
     },
     update('connections_update'),
     update('connections_partial_update'),
-    {
-      operationId: 'connections_destroy',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope, 'change');
-        const policy = await policies.forCancellation(params.id, body);
-        const { connection, messages } = await deps.connections.requestCancellation(params.id, policy);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: connection };
+    ...cancellationOperations({
+      destroy: 'connections_destroy',
+      policyRead: 'connections_cancellation_policy_read',
+      writes,
+      policies,
+      allow: load,
+      cancel: async (id, policy) => {
+        const { connection, messages } = await deps.connections.requestCancellation(id, policy);
+        return { resource: connection, messages };
       },
-    },
-    {
-      operationId: 'connections_cancellation_policy_read',
-      authenticated: true,
-      async handle({ params, query, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope, 'read');
-        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
+    }),
+    ...loaOperations({
+      download: 'connections_loa_download',
+      upload: 'connections_loa_upload',
+      writes,
+      load,
+      what: 'connection',
+      takesLoa: (state) => !GOING_STATES.includes(state),
+      uploaded: (id) => deps.connections.loa(id),
+      issue: (connection) =>
+        renderLoa(`Letter of authorisation: connection ${connection.name}`, [
+          `Connection ${connection.id} at ${connection.pop}, ${connection.port_quantity} port(s).`,
+          `Ports: ${connection.ports.join(', ') || 'none allocated'}.`,
+          `Subscriber-side demarcs: ${connection.subscriber_side_demarcs.join(', ') || 'none given'}.`,
+          'The holder of this letter is authorised to order the cross-connects to these ports.',
+        ]),
+      store: async (id, document) => {
+        const { connection, messages } = await deps.connections.storeLoa(id, document);
+        return { resource: connection, messages };
       },
-    },
-    {
-      operationId: 'connections_loa_download',
-      authenticated: true,
-      async handle({ params, caller }) {
-        const scope = await writes.scope(caller);
-        const connection = await load(params.id, scope, 'read');
-        const uploaded = await deps.connections.loa(params.id);
-        const document =
-          uploaded ??
-          renderLoa(`Letter of authorisation: connection ${connection.name}`, [
-            `Connection ${connection.id} at ${connection.pop}, ${connection.port_quantity} port(s).`,
-            `Ports: ${connection.ports.join(', ') || 'none allocated'}.`,
-            `Subscriber-side demarcs: ${connection.subscriber_side_demarcs.join(', ') || 'none given'}.`,
-            'The holder of this letter is authorised to order the cross-connects to these ports.',
-          ]);
-        return {
-          status: 200,
-          body: document,
-          contentType: 'application/pdf',
-          headers: { 'Content-Disposition': `attachment; filename="loa-${connection.id}.pdf"` },
-        };
-      },
-    },
-    {
-      operationId: 'connections_loa_upload',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        const current = await load(params.id, scope, 'change');
-        if (GOING_STATES.includes(current.state))
-          throw new UnableToFulfillError(
-            'state',
-            `the connection is ${current.state}; it takes no LOA any more`,
-          );
-        if (!Buffer.isBuffer(body) || !isPdf(body))
-          throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        const { connection, messages } = await deps.connections.storeLoa(params.id, body);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: connection };
-      },
-    },
+    }),
   ];
 }

@@ -18,6 +18,7 @@ import {
 } from '../../domain/network-service-configs';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
+import { cancellationOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
@@ -154,26 +155,16 @@ export function networkServiceConfigOperations(deps: {
     },
     update('network_service_configs_update'),
     update('network_service_configs_partial_update'),
-    {
-      operationId: 'network_service_configs_destroy',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope, 'change');
-        const policy = await policies.forCancellation(params.id, body);
-        const { config, messages } = await deps.configs.requestCancellation(params.id, policy);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: config };
+    ...cancellationOperations({
+      destroy: 'network_service_configs_destroy',
+      policyRead: 'network_service_config_cancellation_policy_read',
+      writes,
+      policies,
+      allow: load,
+      cancel: async (id, policy) => {
+        const { config, messages } = await deps.configs.requestCancellation(id, policy);
+        return { resource: config, messages };
       },
-    },
-    {
-      operationId: 'network_service_config_cancellation_policy_read',
-      authenticated: true,
-      async handle({ params, query, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope, 'read');
-        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
-      },
-    },
+    }),
   ];
 }

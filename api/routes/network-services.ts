@@ -27,6 +27,7 @@ import { redact } from '../../domain/redaction';
 import type { OpenApiDocument } from '../../spec';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
+import { cancellationOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import { redactionPlanFor } from '../redaction-plans';
 import type { RequestValidators } from '../request-validation';
@@ -234,30 +235,22 @@ export function networkServiceOperations(deps: {
     },
     update('network_services_update'),
     update('network_services_partial_update'),
-    {
-      operationId: 'network_services_destroy',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        const { parties, side } = await load(params.id, scope);
-        requireOwner(parties, side);
-        const policy = await policies.forCancellation(params.id, body);
-        const { service, messages } = await services.requestCancellation(params.id, policy);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: service };
+    ...cancellationOperations({
+      destroy: 'network_services_destroy',
+      policyRead: 'network_service_cancellation_policy_read',
+      writes,
+      policies,
+      async allow(id, scope, need) {
+        const { parties, side } = await load(id, scope);
+        if (need === 'change') requireOwner(parties, side);
+        else if (parties.type === 'exchange_lan' || (side !== 'owner' && side !== 'consumer'))
+          throw new NotFoundError(`no cancellation policy for network-services with id ${id}`);
       },
-    },
-    {
-      operationId: 'network_service_cancellation_policy_read',
-      authenticated: true,
-      async handle({ params, query, caller }) {
-        const scope = await writes.scope(caller);
-        const { parties, side } = await load(params.id, scope);
-        if (parties.type === 'exchange_lan' || (side !== 'owner' && side !== 'consumer'))
-          throw new NotFoundError(`no cancellation policy for network-services with id ${params.id}`);
-        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
+      cancel: async (id, policy) => {
+        const { service, messages } = await services.requestCancellation(id, policy);
+        return { resource: service, messages };
       },
-    },
+    }),
     {
       operationId: 'network_service_change_request_read',
       authenticated: true,

@@ -12,7 +12,8 @@ import { accessToOwned, canSee, requireChange } from '../../domain/authority';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
-import { isPdf, renderLoa } from '../loa-document';
+import { renderLoa } from '../loa-document';
+import { cancellationOperations, loaOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
@@ -162,66 +163,39 @@ export function portReservationOperations(deps: {
     },
     update('port_reservations_update'),
     update('port_reservations_partial_update'),
-    {
-      operationId: 'port_reservations_destroy',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope, 'change');
-        const policy = await policies.forCancellation(params.id, body);
-        const { reservation, messages } = await deps.reservations.end(params.id, policy);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: reservation };
+    ...cancellationOperations({
+      destroy: 'port_reservations_destroy',
+      policyRead: 'port_reservation_cancellation_policy_read',
+      writes,
+      policies,
+      allow: load,
+      cancel: async (id, policy) => {
+        const { reservation, messages } = await deps.reservations.end(id, policy);
+        return { resource: reservation, messages };
       },
-    },
-    {
-      operationId: 'port_reservation_cancellation_policy_read',
-      authenticated: true,
-      async handle({ params, query, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope, 'read');
-        return { status: 200, body: await policies.forQuery(params.id, query.decommission_at) };
+    }),
+    ...loaOperations({
+      download: 'port_reservations_loa_download',
+      upload: 'port_reservations_loa_upload',
+      writes,
+      load: async (id, scope, need) => {
+        const found = await load(id, scope, need);
+        return { id: found.reservation.id, state: found.reservation.state, ...found };
       },
-    },
-    {
-      operationId: 'port_reservations_loa_download',
-      authenticated: true,
-      async handle({ params, caller }) {
-        const scope = await writes.scope(caller);
-        const { reservation, connection } = await load(params.id, scope, 'read');
-        const document =
-          (await deps.reservations.loa(params.id)) ??
-          renderLoa(`Letter of authorisation: port reservation ${reservation.id}`, [
-            `Connection ${connection.name} (${connection.id}) at ${connection.pop}.`,
-            `Exchange-side demarc: ${reservation.exchange_side_demarc ?? 'not yet allocated'}.`,
-            `Subscriber-side demarc: ${reservation.subscriber_side_demarc ?? 'not given'}.`,
-            'The holder of this letter is authorised to order the cross-connect to this port.',
-          ]);
-        return {
-          status: 200,
-          body: document,
-          contentType: 'application/pdf',
-          headers: { 'Content-Disposition': `attachment; filename="loa-${reservation.id}.pdf"` },
-        };
+      what: 'reservation',
+      takesLoa: (state) => !ENDED_STATES.includes(state),
+      uploaded: (id) => deps.reservations.loa(id),
+      issue: ({ reservation, connection }) =>
+        renderLoa(`Letter of authorisation: port reservation ${reservation.id}`, [
+          `Connection ${connection.name} (${connection.id}) at ${connection.pop}.`,
+          `Exchange-side demarc: ${reservation.exchange_side_demarc ?? 'not yet allocated'}.`,
+          `Subscriber-side demarc: ${reservation.subscriber_side_demarc ?? 'not given'}.`,
+          'The holder of this letter is authorised to order the cross-connect to this port.',
+        ]),
+      store: async (id, document) => {
+        const { reservation, messages } = await deps.reservations.storeLoa(id, document);
+        return { resource: reservation, messages };
       },
-    },
-    {
-      operationId: 'port_reservations_loa_upload',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        const { reservation } = await load(params.id, scope, 'change');
-        if (ENDED_STATES.includes(reservation.state))
-          throw new UnableToFulfillError(
-            'state',
-            `the reservation is ${reservation.state}; it takes no LOA any more`,
-          );
-        if (!Buffer.isBuffer(body) || !isPdf(body))
-          throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        const { reservation: stored, messages } = await deps.reservations.storeLoa(params.id, body);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: stored };
-      },
-    },
+    }),
   ];
 }
