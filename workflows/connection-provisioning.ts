@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -63,6 +64,15 @@ const entry = (
 class Cancelled extends Error {}
 /** Whatever was going on stops: the connection is to be decommissioned. */
 class Decommissioning extends Error {}
+/** The connection is gone (deleted) while its workflow ran. */
+class Gone extends Error {}
+
+/**
+ * Marks runs that end as `deleted` when the connection is found gone while they wait (before,
+ * they tried to cancel it and failed on the missing row), and that mind a `reconsider` which came
+ * with a wait's timeout (before, it was noticed only at the next wake-up).
+ */
+export const CONNECTION_GONE_ENDS = 'connection-gone-ends';
 
 /** After an operator's retry, some steps simply try again. */
 const nothing = (): Promise<void> => Promise.resolve();
@@ -118,6 +128,8 @@ export async function provisionConnection({
     return state;
   };
   let loaUploaded = false;
+  /** Set once the connection is being cancelled or decommissioned. */
+  let leaving = false;
   const agenda = async () => {
     woken = false;
     const found = await activities.connectionAgenda({ connectionId });
@@ -131,6 +143,9 @@ export async function provisionConnection({
   const interruptions = async () => {
     if (!woken) return;
     const now = await agenda();
+    if (!now && patched(CONNECTION_GONE_ENDS)) throw new Gone();
+    // On its way out, the connection is taken off the device to the end.
+    if (leaving) return;
     if (!now || now.cancelRequested) throw new Cancelled();
     if (now.state === 'decommission_requested') throw new Decommissioning();
   };
@@ -143,8 +158,10 @@ export async function provisionConnection({
       const settled =
         remaining === undefined ? (await condition(wake), true) : await condition(wake, remaining);
       if (ready()) return true;
-      if (!settled) return false;
+      // A wake-up that came with the timeout counts too (runs marked CONNECTION_GONE_ENDS).
+      if (!settled && !(woken && patched(CONNECTION_GONE_ENDS))) return false;
       await interruptions();
+      if (!settled) return false;
     }
   };
   /**
@@ -294,6 +311,17 @@ export async function provisionConnection({
     ]);
   };
 
+  /** Runs the way out; a connection deleted meanwhile ends the workflow as deleted. */
+  const leave = async (way: () => Promise<Outcome>): Promise<Outcome> => {
+    leaving = true;
+    try {
+      return await way();
+    } catch (error) {
+      if (error instanceof Gone) return 'deleted';
+      throw error;
+    }
+  };
+
   /** A change of the bundle or of its ports, carried out on the device. */
   const reconfigure = async () => {
     step = 'changing the configuration';
@@ -359,11 +387,13 @@ export async function provisionConnection({
       else await condition(() => woken, untilDay(now.reservationDue));
     }
   } catch (error) {
-    if (error instanceof Cancelled) return cancel();
+    if (error instanceof Gone) return 'deleted';
+    if (error instanceof Cancelled) return leave(cancel);
     if (error instanceof Decommissioning) {
       const now = await agenda();
       if (!now?.decommissionAt) return 'deleted';
-      return decommission(now.decommissionAt);
+      const day = now.decommissionAt;
+      return leave(() => decommission(day));
     }
     throw error;
   }

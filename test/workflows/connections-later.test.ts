@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { refusal } from './support/fakes';
 import { READS, connection, connectionId, inProduction, start } from './support/connection';
-import { SIGNALS, dayFromToday, eventually, stepIs, withWorker } from './support/tier';
+import { SIGNALS, dayFromToday, eventually, lookedAgain, stepIs, withWorker } from './support/tier';
 
 describe('provisionConnection: changes, decommission, cancellation', () => {
   it('carries out a change on the device, gives leaving ports back, and goes back to production', async () => {
@@ -108,6 +108,43 @@ describe('provisionConnection: changes, decommission, cancellation', () => {
         'moveConnection',
       ]);
       assert.equal(fakes.callsOf('checkConnectionOptics').length, 0);
+    });
+  });
+
+  it('ends as deleted when the connection is deleted while it waits, without touching the device', async () => {
+    const { resource, fakes } = connection();
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run, { crossConnectDelayMs: 60_000 });
+      await stepIs(handle, 'waiting for the cross-connect');
+      resource.agenda = null;
+      await handle.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'deleted');
+      assert.equal(fakes.callsOf('deconfigureConnection').length, 0);
+      assert.equal(fakes.callsOf('releaseConnectionPorts').length, 0);
+    });
+  });
+
+  it('goes on taking a cancelled connection off the device when the API writes to it while an operator is awaited', async () => {
+    const { resource, fakes } = connection();
+    fakes.on('deconfigureConnection', () => {
+      if (fakes.callsOf('deconfigureConnection').length === 1) throw refusal('commit refused');
+      return { commitId: 'teardown' };
+    });
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run, { crossConnectDelayMs: 60_000 });
+      await stepIs(handle, 'waiting for the cross-connect');
+      resource.set({ cancelRequested: true });
+      await handle.signal(SIGNALS.reconsider);
+      await eventually('error', () => resource.state === 'error');
+      await stepIs(handle, 'waiting for an operator');
+      // Another write reaches the connection, its cancellation still asked: it is read, and the
+      // workflow keeps waiting for the operator instead of failing its task over and over.
+      await lookedAgain(handle, () => fakes.callsOf('connectionAgenda').length);
+      await stepIs(handle, 'waiting for an operator');
+      await handle.signal(SIGNALS.retryProvisioning);
+      assert.equal(await handle.result(), 'cancelled');
+      assert.deepEqual(resource.events(), ['allocate', 'fail', 'cancel']);
+      assert.equal(fakes.callsOf('deconfigureConnection').length, 2);
     });
   });
 
