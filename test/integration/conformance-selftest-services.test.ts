@@ -1,0 +1,7 @@
+import { describeFaultFamily } from '../support/conformance-selftest';
+
+/** The conformance suite catches each fault of this family (see test/support/conformance-selftest.ts). */
+describeFaultFamily(
+  'services',
+  'service configs, route-server sessions, virtual circuits and retried writes',
+);
