@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_BUNDLE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/create-worker';
+import { bundleWorkflows, WORKFLOW_BUNDLE } from '../worker/create-worker';
 import { DOCS_DIR, SPEC_PATH } from '../spec';
 import { buildDocs, docsAreStale } from './build-docs';
 
@@ -12,7 +11,7 @@ const ROOT = path.resolve(__dirname, '..');
  * `npm run build`: compiles the production code into dist/ (api/main.ts -> dist/api/main.js) and
  * puts beside it what it reads at run time: the OpenAPI document and its rendered docs. dist/ is
  * then complete: `node dist/api/main.js`, `node dist/worker/main.js`, `node dist/scripts/migrate.js`.
- * The workflows are bundled too (see `bundleWorkflows`).
+ * The workflows are bundled too (see `writeWorkflowBundle`).
  */
 export async function build(out = path.join(ROOT, 'dist')): Promise<void> {
   rmSync(out, { recursive: true, force: true });
@@ -26,19 +25,15 @@ export async function build(out = path.join(ROOT, 'dist')): Promise<void> {
   mkdirSync(spec, { recursive: true });
   cpSync(SPEC_PATH, path.join(spec, path.basename(SPEC_PATH)));
   cpSync(DOCS_DIR, path.join(spec, path.basename(DOCS_DIR)), { recursive: true });
-  await bundleWorkflows(out);
+  await writeWorkflowBundle(out);
 }
 
 /**
  * Bundles the compiled workflows once, at build time, where the worker looks for them
  * (`WORKFLOW_BUNDLE` in worker/create-worker.ts): a worker then starts without running webpack.
  */
-async function bundleWorkflows(out: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(out, 'workflows', 'index.js'),
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: new DefaultLogger('WARN'),
-  });
+async function writeWorkflowBundle(out: string): Promise<void> {
+  const { code } = await bundleWorkflows(path.join(out, 'workflows', 'index.js'));
   writeFileSync(path.join(out, 'worker', WORKFLOW_BUNDLE), code);
 }
 

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
 import { LabDriver } from '../drivers/lab';
@@ -59,6 +59,20 @@ export const WORKFLOW_BUNDLE = 'workflow-bundle.js';
 export const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
+
+/**
+ * The workflows bundled as every worker runs them, with WORKFLOW_INTERCEPTOR_MODULES: from
+ * `workflowsPath` (the build's compiled workflows), or from the source.
+ */
+export function bundleWorkflows(
+  workflowsPath: string = require.resolve('../workflows'),
+): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: new DefaultLogger('WARN'),
+  });
+}
 
 function workflowCode():
   | { workflowBundle: { codePath: string } }

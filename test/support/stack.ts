@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
 import { QueryTypes } from 'sequelize';
 import { createLabStore } from '../../drivers/lab-store';
@@ -20,7 +20,7 @@ import { sparePort } from '../../db/seed/catalogue';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { buildDocs, docsAreStale } from '../../scripts/build-docs';
 import { findTemporalCli } from '../../scripts/temporal-cli';
-import { activitiesFor, createWorker, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/create-worker';
+import { activitiesFor, bundleWorkflows, createWorker } from '../../worker/create-worker';
 import type { MetricsListener } from '../../telemetry/metrics';
 import { createMetricsRegistry, startMetricsListener } from '../../telemetry/metrics';
 import type { WorkerMetrics } from '../../worker/metrics';
@@ -90,11 +90,7 @@ let bundled: Promise<{ code: string }> | undefined;
 
 /** The workflows bundled once per process, as the build bundles them. */
 function workflowBundle(): Promise<{ code: string }> {
-  bundled ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: new DefaultLogger('WARN'),
-  }).then(({ code }) => ({ code }));
+  bundled ??= bundleWorkflows().then(({ code }) => ({ code }));
   return bundled;
 }
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { currentTracing } from '../../telemetry/tracing';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/create-worker';
+import { bundleWorkflows } from '../../worker/create-worker';
 import { HISTORIES, historyFiles } from '../support/workflow-histories';
 
 type History = { events: Array<Record<string, any>> };
@@ -26,11 +26,7 @@ describe('workflow replay over recorded histories', function () {
     } catch {
       // already installed by another test file in this process
     }
-    bundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../../workflows'),
-      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-      logger: new DefaultLogger('WARN'),
-    });
+    bundle = await bundleWorkflows();
   });
 
   const files = historyFiles();

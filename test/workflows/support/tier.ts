@@ -7,13 +7,20 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { ACCOUNT_CHANGED_SIGNAL } from '../../../domain/onboarding';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../../../domain/search-attributes';
-import { RECONSIDER_SIGNAL } from '../../../domain/states';
 import { findTemporalCli } from '../../../scripts/temporal-cli';
 import { currentTracing } from '../../../telemetry/tracing';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../../worker/create-worker';
+import { bundleWorkflows } from '../../../worker/create-worker';
+import { accountChangedSignal } from '../../../workflows/account-onboarding';
+import { crossConnectCompletedSignal } from '../../../workflows/connection-provisioning';
+import {
+  decommissionNowSignal,
+  reconsiderSignal,
+  retryProvisioningSignal,
+  retryTestingSignal,
+} from '../../../workflows/lifecycle';
+import { eventually as waitFor } from '../../support/wait';
 import type { FakeActivities } from './fakes';
 
 /** The namespace the tier's dev server registers (with the project's search attributes). */
@@ -45,11 +52,7 @@ export async function startServer(): Promise<void> {
         extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
       },
     }),
-    bundleWorkflowCode({
-      workflowsPath: require.resolve('../../../workflows'),
-      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-      logger: new DefaultLogger('WARN'),
-    }),
+    bundleWorkflows(),
   ]);
   const codePath = path.join(folder, 'workflow-bundle.js');
   writeFileSync(codePath, bundle.code);
@@ -160,23 +163,19 @@ async function terminate(handles: WorkflowHandle[]): Promise<void> {
   }
 }
 
-/** Polls `check` until it holds, failing with `what` after `timeoutMs`. */
+/** Polls `check` until it holds, failing with `what` after `timeoutMs` (the project's `eventually`). */
 export async function eventually(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(what, () => Promise.resolve(check() || undefined), timeoutMs, 20);
 }
 
 /** The signals and queries the API and operators send by name. */
 export const SIGNALS = {
-  reconsider: RECONSIDER_SIGNAL,
-  retryTesting: 'retryTesting',
-  retryProvisioning: 'retryProvisioning',
-  decommissionNow: 'decommissionNow',
-  crossConnectCompleted: 'crossConnectCompleted',
-  accountChanged: ACCOUNT_CHANGED_SIGNAL,
+  reconsider: reconsiderSignal.name,
+  retryTesting: retryTestingSignal.name,
+  retryProvisioning: retryProvisioningSignal.name,
+  decommissionNow: decommissionNowSignal.name,
+  crossConnectCompleted: crossConnectCompletedSignal.name,
+  accountChanged: accountChangedSignal.name,
 } as const;
 export const STEP_QUERY = 'provisioningStep';
 
