@@ -55,7 +55,8 @@ type After<T, Resource extends string> = T extends `${Resource}.${infer What}` ?
 export type HappeningOf<Resource extends string> = After<EventType, Resource>;
 
 /** The resources whose lives the shared lifecycle store records. */
-export type LifecycleResource = 'network_service' | 'network_service_config' | 'network_feature_config';
+export type LifecycleResource =
+  'connection' | 'network_service' | 'network_service_config' | 'network_feature_config';
 
 /** What the lifecycle store records of such a resource. */
 export type LifecycleHappening = 'created' | 'changed' | 'state_changed' | 'cancellation_requested';

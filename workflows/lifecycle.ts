@@ -23,6 +23,8 @@ export const retryTestingSignal = defineSignal('retryTesting');
 export const retryProvisioningSignal = defineSignal('retryProvisioning');
 /** An operator decommissions a resource now rather than on its decommission day. */
 export const decommissionNowSignal = defineSignal('decommissionNow');
+/** An operator (or the subscriber's LOA process) reports a connection's cross-connect done. */
+export const crossConnectCompletedSignal = defineSignal('crossConnectCompleted');
 /** Where the resource stands, for operators in the Temporal UI. */
 export const provisioningStepQuery = defineQuery<string>('provisioningStep');
 
@@ -109,6 +111,19 @@ export interface Frame<A extends LifecycleAgenda> {
   untilDone<T>(what: string, work: () => Promise<T>, afterRetry?: () => Promise<unknown>): Promise<T>;
   /** Puts the resource in `operator` with `status` until an operator signals retryTesting. */
   escalate(status: StatusEntry[]): Promise<void>;
+  /**
+   * Tests the resource (it moves to `testing`, the status saying `testing`) until `check` finds
+   * nothing wrong. Whenever it finds something, the resource waits in `operator` with the status
+   * `trouble` makes of it until an operator signals retryTesting; then `redo` runs, if given, and
+   * the test starts over from `requested`, the statuses saying `again`.
+   */
+  test(spec: {
+    testing: string;
+    check: () => Promise<string[]>;
+    trouble: (found: string[]) => StatusEntry;
+    redo?: () => Promise<unknown>;
+    again: { allocate: string; testing: string };
+  }): Promise<void>;
 }
 
 /** The steps that make one kind of resource what it is; the framing around them is shared. */
@@ -119,6 +134,11 @@ export interface Lifecycle<A extends LifecycleAgenda> {
   provision(frame: Frame<A>): Promise<void>;
   /** Whether the agenda asks for a change of what the devices carry. */
   changeAsked(agenda: A): boolean;
+  /**
+   * A day in production on which the resource has something to do unasked (a part of it that
+   * goes on its day): the workflow wakes then and asks `changeAsked` again. None by default.
+   */
+  wakeOn?(agenda: A): string | null;
   /** Carries out the change on the devices (the state is `production_change_pending`, or `error` after a retry). */
   reconfigure(frame: Frame<A>): Promise<void>;
   /** Takes the resource off the devices before it is cancelled or decommissioned. */
@@ -250,6 +270,21 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
       await waitFor(() => retryTesting);
       step = previous;
     },
+    async test({ testing, check, trouble, redo, again }) {
+      step = 'testing';
+      await move('start_testing', [statusEntry(SEVERITY.info, 'testing', testing)]);
+      for (;;) {
+        const found = await check();
+        await interruptions();
+        if (!found.length) return;
+        await frame.escalate([trouble(found)]);
+        if (redo) await redo();
+        // An operator's retry starts over from requested.
+        await move('retry', [statusEntry(SEVERITY.info, 'retesting', 'An operator asked to test again.')]);
+        await move('allocate', [statusEntry(SEVERITY.info, 'retesting', again.allocate)]);
+        await move('start_testing', [statusEntry(SEVERITY.info, 'retesting', again.testing)]);
+      }
+    },
   };
 
   const nothing = () => Promise.resolve();
@@ -312,7 +347,9 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
       step = 'in production';
       // A long life in production: start afresh before the history grows large.
       if (workflowInfo().continueAsNewSuggested) await lifecycle.continueAsNew();
-      await condition(() => woken);
+      const day = lifecycle.wakeOn?.(now) ?? null;
+      if (day === null) await condition(() => woken);
+      else await condition(() => woken, untilDay(day));
     }
   } catch (error) {
     if (error instanceof Cancelled) {

@@ -1,24 +1,14 @@
-import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
-import type { RetryPolicy } from '@temporalio/common';
-import type { Activities } from '../activities';
+import { continueAsNew, patched } from '@temporalio/workflow';
+import { remoteActivities, storeActivities } from './activity-proxies';
 import { CONFIGURED_STATES } from '../domain/states';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
 import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
-const retry: RetryPolicy = {
-  initialInterval: '1 second',
-  maximumInterval: '1 minute',
-  backoffCoefficient: 2,
-};
-const activities = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
-/** Route-server work heartbeats: a worker dying in the middle of it is noticed within seconds. */
-const routeServer = proxyActivities<
-  Pick<
-    Activities,
-    'configureNetworkFeatureConfig' | 'deconfigureNetworkFeatureConfig' | 'verifyNetworkFeatureConfig'
-  >
->({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
+const activities = storeActivities();
+const routeServer = remoteActivities<
+  'configureNetworkFeatureConfig' | 'deconfigureNetworkFeatureConfig' | 'verifyNetworkFeatureConfig'
+>();
 
 export interface ProvisionNetworkFeatureConfigInput {
   featureConfigId: string;
@@ -73,26 +63,18 @@ export async function provisionNetworkFeatureConfig({
           commitId: done.commitId,
         }),
       ]);
-      frame.step('testing');
-      await frame.move('start_testing', [statusEntry(SEVERITY.info, 'testing', 'Reading the session back.')]);
-      for (;;) {
-        const { differences } = await routeServer.verifyNetworkFeatureConfig({ featureConfigId });
-        await frame.interruptions();
-        if (!differences.length) break;
-        await frame.escalate([
+      await frame.test({
+        testing: 'Reading the session back.',
+        check: async () => (await routeServer.verifyNetworkFeatureConfig({ featureConfigId })).differences,
+        trouble: (differences) =>
           statusEntry(
             SEVERITY.error,
             'route_server_mismatch',
             `The route server does not hold the session as configured: ${differences.join('; ')}. Check it, then signal retryTesting.`,
           ),
-        ]);
-        await configure();
-        await frame.move('retry', [
-          statusEntry(SEVERITY.info, 'retesting', 'An operator asked to test again.'),
-        ]);
-        await frame.move('allocate', [statusEntry(SEVERITY.info, 'retesting', 'Configured again.')]);
-        await frame.move('start_testing', [statusEntry(SEVERITY.info, 'retesting', 'Testing again.')]);
-      }
+        redo: configure,
+        again: { allocate: 'Configured again.', testing: 'Testing again.' },
+      });
       frame.step('in production');
       await frame.move('go_live', []);
     },

@@ -1,24 +1,14 @@
-import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
-import type { RetryPolicy } from '@temporalio/common';
-import type { Activities } from '../activities';
+import { continueAsNew, patched } from '@temporalio/workflow';
+import { remoteActivities, storeActivities } from './activity-proxies';
 import { isLive } from '../domain/states';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
 import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
-const retry: RetryPolicy = {
-  initialInterval: '1 second',
-  maximumInterval: '1 minute',
-  backoffCoefficient: 2,
-};
-const activities = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
-/** Device work heartbeats: a worker dying in the middle of it is noticed within seconds. */
-const device = proxyActivities<
-  Pick<
-    Activities,
-    'configureNetworkServiceConfig' | 'deconfigureNetworkServiceConfig' | 'verifyNetworkServiceConfig'
-  >
->({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
+const activities = storeActivities();
+const device = remoteActivities<
+  'configureNetworkServiceConfig' | 'deconfigureNetworkServiceConfig' | 'verifyNetworkServiceConfig'
+>();
 
 export interface ProvisionNetworkServiceConfigInput {
   configId: string;
@@ -73,29 +63,19 @@ export async function provisionNetworkServiceConfig({
       await frame.move('allocate', [
         statusEntry(SEVERITY.info, 'configured', `Configured ${done.tags}.`, { commitId: done.commitId }),
       ]);
-      frame.step('testing');
-      await frame.move('start_testing', [
-        statusEntry(SEVERITY.info, 'testing', 'Reading the service back from the device.'),
-      ]);
-      for (;;) {
-        const { differences } = await device.verifyNetworkServiceConfig({ configId });
-        await frame.interruptions();
-        if (!differences.length) break;
-        await frame.escalate([
+      await frame.test({
+        testing: 'Reading the service back from the device.',
+        check: async () => (await device.verifyNetworkServiceConfig({ configId })).differences,
+        trouble: (differences) =>
           statusEntry(
             SEVERITY.error,
             'device_mismatch',
             `The device does not carry the service as configured: ${differences.join('; ')}. Check the device, then signal retryTesting.`,
           ),
-        ]);
-        await configure('configure again');
-        // An operator's retry starts over from requested; the device is configured again.
-        await frame.move('retry', [
-          statusEntry(SEVERITY.info, 'retesting', 'An operator asked to test again.'),
-        ]);
-        await frame.move('allocate', [statusEntry(SEVERITY.info, 'retesting', 'Configured again.')]);
-        await frame.move('start_testing', [statusEntry(SEVERITY.info, 'retesting', 'Testing again.')]);
-      }
+        // The device is configured again before the test starts over.
+        redo: () => configure('configure again'),
+        again: { allocate: 'Configured again.', testing: 'Testing again.' },
+      });
       // A service with a required route server goes live once the config has a session with it.
       frame.step('waiting for route-server sessions');
       while (frame.latest().missingFeatures.length) {

@@ -1,23 +1,13 @@
-import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
-import type { RetryPolicy } from '@temporalio/common';
-import type { Activities } from '../activities';
+import { continueAsNew, patched, sleep } from '@temporalio/workflow';
+import { remoteActivities, storeActivities } from './activity-proxies';
 import { SEVERITY } from '../domain/status';
 import type { Outcome } from './lifecycle';
 import { STATUS_WHEN_CHANGED, runLifecycle, statusEntry, statusWhenChanged } from './lifecycle';
 
-const retry: RetryPolicy = {
-  initialInterval: '1 second',
-  maximumInterval: '1 minute',
-  backoffCoefficient: 2,
-};
-const activities = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
-/** Work at the cloud provider heartbeats, like device work. */
-const provider = proxyActivities<
-  Pick<
-    Activities,
-    'orderCloudCircuit' | 'connectCloudHandovers' | 'changeCloudBandwidth' | 'releaseCloudCircuit'
-  >
->({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
+const activities = storeActivities();
+const provider = remoteActivities<
+  'orderCloudCircuit' | 'connectCloudHandovers' | 'changeCloudBandwidth' | 'releaseCloudCircuit'
+>();
 
 /**
  * Marks runs whose `waiting_for_configs` status follows each end that goes live (one handover of

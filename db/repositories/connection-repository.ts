@@ -7,10 +7,8 @@ import type {
 } from '../../domain/connections';
 import { connectionSpeed, lagNameOf } from '../../domain/connections';
 import type { CancellationPolicy } from '../../domain/cancellation';
-import type { EventType } from '../../domain/events';
 import { dayOf } from '../../domain/cancellation';
-import { NotFoundError } from '../../domain/errors';
-import type { LifecycleEvent, State } from '../../domain/states';
+import type { State } from '../../domain/states';
 import { GOING_STATES, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { newId } from '../../domain/ids';
@@ -19,6 +17,7 @@ import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } fr
 import type { PortAllocation } from './port-allocation';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore, provisioningWorkflowId } from './connection-store';
+import { createLifecycleStore } from './lifecycle-store';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
 export type NewConnection = {
@@ -158,6 +157,53 @@ export function createConnectionRepository(deps: {
     refuseWhileCarrying,
     reconsider,
   } = createConnectionStore({ sequelize, events, outbox });
+  const lifecycle = createLifecycleStore<Connection>({
+    sequelize,
+    clock: deps.clock,
+    events,
+    outbox,
+    table: 'connections',
+    what: 'connection',
+    eventPrefix: 'connection',
+    workflowId: provisioningWorkflowId,
+    read,
+    // The ports and reservations follow; while a change is pending, ports joining or leaving keep
+    // their own states until it is done.
+    async onMoved(id, to, transaction) {
+      if (to === 'production_change_pending') return;
+      await sequelize.query('UPDATE ports SET state = :state, updated_at = NOW(3) WHERE connection = :id', {
+        replacements: { id, state: portStateFor(to) },
+        transaction,
+      });
+      const ending = to === 'cancelled' || to === 'decommissioned' || to === 'archived';
+      await sequelize.query(
+        `UPDATE port_reservations SET state = :state, updated_at = NOW(3),
+           current_billing_start_date = CASE WHEN :state = 'production'
+             THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
+         WHERE connection = :id AND (${ending ? "state <> 'archived'" : 'state NOT IN (:done)'})`,
+        {
+          replacements: {
+            id,
+            state: ending ? to : portStateFor(to),
+            done: GOING_STATES,
+            today: dayOf(deps.clock()),
+          },
+          transaction,
+        },
+      );
+    },
+    // Archived, its reservations are too; going, those still live go on the same day.
+    async onGoing(id, to, policy, transaction) {
+      await sequelize.query(
+        to === 'archived'
+          ? 'UPDATE port_reservations SET state = :to, updated_at = NOW(3) WHERE connection = :id'
+          : `UPDATE port_reservations SET state = :to, decommission_at = :decommission_at,
+               charged_until = :charged_until, updated_at = NOW(3)
+             WHERE connection = :id AND state NOT IN (:done)`,
+        { replacements: { id, to, done: GOING_STATES, ...policy }, transaction },
+      );
+    },
+  });
 
   return {
     /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -338,57 +384,7 @@ export function createConnectionRepository(deps: {
      * Moves a connection (its ports and reservations with it) along the lifecycle and records the
      * event, in one transaction. Going live the first time starts billing.
      */
-    async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Connection> {
-      return sequelize.transaction(async (transaction) => {
-        const [row] = await select<{ state: State; managing_account: string; consuming_account: string }>(
-          'SELECT state, managing_account, consuming_account FROM connections WHERE id = :id FOR UPDATE',
-          { id },
-          transaction,
-        );
-        if (!row) throw new NotFoundError(`no connection ${id}`);
-        const from = row.state;
-        const to = transition(from, event);
-        const today = dayOf(deps.clock());
-        await sequelize.query(
-          `UPDATE connections SET state = :to, status = :status, updated_at = NOW(3),
-             current_billing_start_date = CASE WHEN :to = 'production'
-               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
-           WHERE id = :id`,
-          { replacements: { id, to, status: JSON.stringify(status), today }, transaction },
-        );
-        // While a change is pending, ports joining or leaving keep their own states until it is done.
-        if (to !== 'production_change_pending')
-          await sequelize.query(
-            'UPDATE ports SET state = :state, updated_at = NOW(3) WHERE connection = :id',
-            {
-              replacements: { id, state: portStateFor(to) },
-              transaction,
-            },
-          );
-        const ending = to === 'cancelled' || to === 'decommissioned' || to === 'archived';
-        if (to !== 'production_change_pending')
-          await sequelize.query(
-            `UPDATE port_reservations SET state = :state, updated_at = NOW(3),
-             current_billing_start_date = CASE WHEN :state = 'production'
-               THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
-           WHERE connection = :id AND (${ending ? "state <> 'archived'" : 'state NOT IN (:done)'})`,
-            {
-              replacements: { id, state: ending ? to : portStateFor(to), done: GOING_STATES, today },
-              transaction,
-            },
-          );
-        await tell(
-          {
-            type: 'connection.state_changed',
-            payload: { id, from, to, event },
-            account: row.managing_account,
-            alsoFor: row.consuming_account,
-          },
-          transaction,
-        );
-        return (await read(id, transaction))!;
-      });
-    },
+    applyLifecycleEvent: lifecycle.applyLifecycleEvent,
 
     /** What the connection's workflow has to do next; undefined when the connection is gone. */
     async agenda(id: string): Promise<ConnectionAgenda | undefined> {
@@ -446,70 +442,10 @@ export function createConnectionRepository(deps: {
       policy: CancellationPolicy,
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
-        const row = await lock(id, transaction);
+        const row = await lifecycle.lock(id, transaction);
         if (row.state !== 'decommissioned' && row.state !== 'cancelled')
           await refuseWhileCarrying(id, 'the connection cannot go', transaction, 'live');
-        const messages: PendingMessage[] = [];
-        const record = (type: EventType, payload: Record<string, unknown>) =>
-          tell(
-            {
-              type,
-              payload: { id, ...payload },
-              account: row.managing_account,
-              alsoFor: row.consuming_account,
-            },
-            transaction,
-          );
-        if (row.state === 'decommissioned' || row.state === 'cancelled') {
-          const to = transition(row.state, 'archive');
-          await sequelize.query('UPDATE connections SET state = :to, updated_at = NOW(3) WHERE id = :id', {
-            replacements: { id, to },
-            transaction,
-          });
-          await sequelize.query(
-            'UPDATE port_reservations SET state = :to, updated_at = NOW(3) WHERE connection = :id',
-            { replacements: { id, to }, transaction },
-          );
-          await record('connection.state_changed', { from: row.state, to, event: 'archive' });
-        } else if (
-          row.state === 'production' ||
-          row.state === 'production_change_pending' ||
-          // In trouble after going live (a change that failed): decommissioned like any live one.
-          (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator'))
-        ) {
-          const to = transition(row.state, 'request_decommission');
-          await sequelize.query(
-            `UPDATE connections SET state = :to, decommission_at = :decommission_at, charged_until = :charged_until,
-               status = '[]', updated_at = NOW(3) WHERE id = :id`,
-            { replacements: { id, to, ...policy }, transaction },
-          );
-          await sequelize.query(
-            `UPDATE port_reservations SET state = :to, decommission_at = :decommission_at,
-               charged_until = :charged_until, updated_at = NOW(3)
-             WHERE connection = :id AND state NOT IN (:done)`,
-            { replacements: { id, to, done: GOING_STATES, ...policy }, transaction },
-          );
-          // What the decommission is charged until is the connection's business, not the event's.
-          await record('connection.state_changed', {
-            from: row.state,
-            to,
-            event: 'request_decommission',
-            decommission_at: policy.decommission_at,
-          });
-          messages.push(await reconsider(id, transaction));
-        } else if (
-          row.state !== 'decommission_requested' &&
-          row.state !== 'archived' &&
-          !row.cancel_requested_at
-        ) {
-          await sequelize.query(
-            `UPDATE connections SET cancel_requested_at = NOW(3), decommission_at = :decommission_at,
-               charged_until = :charged_until, status = '[]', updated_at = NOW(3) WHERE id = :id`,
-            { replacements: { id, ...policy }, transaction },
-          );
-          await record('connection.cancellation_requested', { state: row.state });
-          messages.push(await reconsider(id, transaction));
-        }
+        const messages = await lifecycle.requestCancellationIn(id, row, policy, transaction);
         return { connection: (await read(id, transaction))!, messages };
       });
     },
@@ -639,11 +575,7 @@ export function createConnectionRepository(deps: {
       });
     },
 
-    async recordStatus(id: string, status: StatusEntry[]): Promise<void> {
-      await sequelize.query('UPDATE connections SET status = :status, updated_at = NOW(3) WHERE id = :id', {
-        replacements: { id, status: JSON.stringify(status) },
-      });
-    },
+    recordStatus: lifecycle.recordStatus,
   };
 }
 

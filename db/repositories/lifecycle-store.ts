@@ -95,6 +95,11 @@ export function createLifecycleStore<R>(deps: {
   /** Runs after every move along the lifecycle, in the same transaction (to tell others of it). */
   onMoved?: (id: string, to: State, transaction: Transaction) => Promise<void>;
   /**
+   * Runs when asking the resource to go moves it (archived, or its decommission requested), right
+   * after its row, in the same transaction: what belongs to it moves along.
+   */
+  onGoing?: (id: string, to: State, policy: CancellationPolicy, transaction: Transaction) => Promise<void>;
+  /**
    * Runs when the resource is asked to go, in the same transaction, with the policy it goes by;
    * answers the messages for the resources that go with it.
    */
@@ -147,6 +152,7 @@ export function createLifecycleStore<R>(deps: {
         { id, to },
         transaction,
       );
+      if (deps.onGoing) await deps.onGoing(id, to, policy, transaction);
       await stateChanged(to, 'archive');
     } else if (
       row.state === 'production' ||
@@ -161,6 +167,7 @@ export function createLifecycleStore<R>(deps: {
         { id, to, ...policy },
         transaction,
       );
+      if (deps.onGoing) await deps.onGoing(id, to, policy, transaction);
       // What the decommission is charged until is the resource's business, not the event's.
       await stateChanged(to, 'request_decommission', { decommission_at: policy.decommission_at });
       messages.push(await reconsider(id, transaction));

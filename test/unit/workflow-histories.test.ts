@@ -139,6 +139,7 @@ describe('the source hash of a workflow type', () => {
         'domain/search-attributes.ts',
         'domain/states.ts',
         'domain/status.ts',
+        'workflows/activity-proxies.ts',
         'workflows/lifecycle.ts',
         NS,
       ],

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { eventually as eventuallyFound } from '../support/wait';
 import { refusal } from './support/fakes';
 import { READS, connection, connectionId, inProduction, start } from './support/connection';
 import { SIGNALS, dayFromToday, eventually, lookedAgain, stepIs, withWorker } from './support/tier';
@@ -159,6 +160,41 @@ describe('provisionConnection: changes, decommission, cancellation', () => {
     await withWorker(ended.fakes, async (run) => {
       assert.equal(await (await start(run)).result(), 'cancelled');
       assert.deepEqual(ended.fakes.names([...READS]), []);
+    });
+  });
+
+  it('wakes in production on the day a port reservation ends, unasked', async () => {
+    const tomorrow = dayFromToday(1);
+    const { resource, fakes } = connection({ reservationDue: tomorrow });
+    await withWorker(fakes, async (run) => {
+      const handle = await inProduction(run, resource);
+      const { timer, set } = await eventuallyFound('a timer', async () => {
+        const events = (await handle.fetchHistory()).events ?? [];
+        const started = events.find((event) => event.timerStartedEventAttributes);
+        return started && { timer: started.timerStartedEventAttributes!, set: started.eventTime! };
+      });
+      const fires = Number(set.seconds) + Number(timer.startToFireTimeout!.seconds);
+      // The timer fires at the start of that day (UTC), give or take the second it was set in.
+      assert.ok(Math.abs(fires - Date.parse(`${tomorrow}T00:00:00Z`) / 1000) <= 2, `fires at ${fires}`);
+    });
+  });
+
+  it('moves a run begun before the lifecycle framing onto it once that run reaches production', async () => {
+    const { resource, fakes } = connection();
+    await withWorker(fakes, async (run) => {
+      const handle = await run.start<string>('connectionBeganBeforeFraming', { connectionId });
+      await eventually('production', () => resource.state === 'production');
+      const first = run.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId);
+      await eventuallyFound('the first run continued as new', async () =>
+        (await first.describe()).status.name === 'CONTINUED_AS_NEW' ? true : undefined,
+      );
+      const latest = run.client.workflow.getHandle(handle.workflowId);
+      await stepIs(latest, 'in production');
+      assert.deepEqual(resource.events(), ['allocate', 'start_testing', 'go_live']);
+      resource.set({ state: 'decommission_requested', decommissionAt: dayFromToday(0) });
+      await latest.signal(SIGNALS.reconsider);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.deepEqual(resource.events(), ['allocate', 'start_testing', 'go_live', 'decommission']);
     });
   });
 });

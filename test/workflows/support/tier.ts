@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -52,7 +52,7 @@ export async function startServer(): Promise<void> {
         extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
       },
     }),
-    bundleWorkflows(),
+    bundleWorkflows(require.resolve('./workflows')),
   ]);
   const codePath = path.join(folder, 'workflow-bundle.js');
   writeFileSync(codePath, bundle.code);
@@ -109,7 +109,10 @@ export interface Run {
   client: Client;
   taskQueue: string;
   /** Starts a workflow on the test's task queue; it is terminated after the test if still running. */
-  start<R>(workflowType: string, input: object): Promise<WorkflowHandle<(input: object) => Promise<R>>>;
+  start<R>(
+    workflowType: string,
+    input: object,
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<(input: object) => Promise<R>>>;
 }
 
 /**
