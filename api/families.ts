@@ -105,16 +105,23 @@ function resolved(document: OpenApiDocument, schema: Schema): Schema {
   return current;
 }
 
-/** The request body schema of an operation, and its variants when it is one of several (by `type`). */
-export function requestSchemas(document: OpenApiDocument, operationId: string): Schema[] {
+/**
+ * The request body schema of an operation, and its variants when it is one of several (by `type`):
+ * all of them, or the one of `type`.
+ */
+export function requestSchemas(document: OpenApiDocument, operationId: string, type?: string): Schema[] {
   const op = specOperations(document).find((candidate) => candidate.operationId === operationId);
   if (!op) throw new Error(`operation ${operationId} is not in the OpenAPI document`);
   const schema = op.operation.requestBody?.content['application/json']?.schema as Schema | undefined;
   if (!schema) throw new Error(`operation ${operationId} takes no JSON body`);
   const body = resolved(document, schema);
-  return Array.isArray(body.oneOf)
-    ? (body.oneOf as Schema[]).map((variant) => resolved(document, variant))
-    : [body];
+  if (!Array.isArray(body.oneOf)) return [body];
+  const variants = (body.oneOf as Schema[]).map((variant) => resolved(document, variant));
+  if (type === undefined) return variants;
+  return variants.filter((variant) => {
+    const typeSchema = (variant.properties as Record<string, Schema> | undefined)?.type;
+    return Array.isArray(typeSchema?.enum) && typeSchema.enum.includes(type);
+  });
 }
 
 /**
@@ -145,15 +152,17 @@ function absentValue(document: OpenApiDocument, property: Schema): unknown {
 
 /**
  * The writable properties of a request body, as the document's request schema of `operationId`
- * lists them (every variant's, for a body that depends on its `type`), each with the value a
- * request that leaves it out gives it: what `replacement` fills in and `merged` keeps to.
+ * lists them (for a body that depends on its `type`, that type's, or every variant's with the
+ * first's values), each with the value a request that leaves it out gives it: what `replacement`
+ * fills in and `merged` keeps to.
  */
 export function writableDefaults<T extends Record<string, unknown>>(
   document: OpenApiDocument,
   operationId: string,
+  type?: string,
 ): T {
   const defaults: Record<string, unknown> = {};
-  for (const variant of requestSchemas(document, operationId)) {
+  for (const variant of requestSchemas(document, operationId, type)) {
     const properties = (variant.properties ?? {}) as Record<string, Schema>;
     for (const [name, property] of Object.entries(properties)) {
       if (!(name in defaults) && property.readOnly !== true) defaults[name] = absentValue(document, property);
