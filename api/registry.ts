@@ -1,34 +1,69 @@
 import type { OpenApiDocument } from '../spec';
 import type { CollectionEntry } from './collections';
-import { redactionPlanFor } from './redaction-plans';
-import { accountsCollection } from './routes/accounts';
-import { CATALOGUE_COLLECTIONS } from './routes/catalogue';
-import { CONNECTION_COLLECTIONS } from './routes/connections';
-import { CONTACT_COLLECTIONS } from './routes/contacts';
-import { IP_COLLECTIONS } from './routes/ips';
-import { MAC_COLLECTIONS } from './routes/macs';
-import { MEMBER_JOINING_RULE_COLLECTIONS } from './routes/member-joining-rules';
-import { NETWORK_FEATURE_CONFIG_COLLECTIONS } from './routes/network-feature-configs';
-import { NETWORK_SERVICE_CONFIG_COLLECTIONS } from './routes/network-service-configs';
-import { networkServiceCollections } from './routes/network-services';
-import { PORT_RESERVATION_COLLECTIONS } from './routes/port-reservations';
+import type { FamilyDeps, ResourceFamily } from './families';
+import { checkRegistry, operationsOf } from './families';
+import type { OperationDefinition } from './operations';
+import { accountsFamily } from './routes/accounts';
+import { catalogueFamily } from './routes/catalogue';
+import { connectionsFamily } from './routes/connections';
+import { contactsFamily } from './routes/contacts';
+import { ipsFamily } from './routes/ips';
+import { macsFamily } from './routes/macs';
+import { memberJoiningRulesFamily } from './routes/member-joining-rules';
+import { networkFeatureConfigsFamily } from './routes/network-feature-configs';
+import { networkServiceConfigsFamily } from './routes/network-service-configs';
+import { networkServicesFamily } from './routes/network-services';
+import { portReservationsFamily } from './routes/port-reservations';
+import { statisticsOperations } from './routes/statistics';
+
+/**
+ * Every resource family the server routes, each with its collections, how it answers writes and
+ * its operations: the one registry that lists, reads, writes and the event log go by.
+ */
+export const RESOURCE_FAMILIES: readonly ResourceFamily[] = [
+  catalogueFamily,
+  accountsFamily,
+  contactsFamily,
+  connectionsFamily,
+  portReservationsFamily,
+  macsFamily,
+  memberJoiningRulesFamily,
+  ipsFamily,
+  networkServicesFamily,
+  networkServiceConfigsFamily,
+  networkFeatureConfigsFamily,
+];
 
 /**
  * Every IX-API collection the server lists and reads, each with who sees what of it: the one
  * registry that lists, reads and the event log present resources by.
  */
 export function collectionRegistry(document: OpenApiDocument): readonly CollectionEntry[] {
-  return [
-    ...CATALOGUE_COLLECTIONS,
-    accountsCollection(redactionPlanFor(document, 'Account')),
-    ...CONTACT_COLLECTIONS,
-    ...CONNECTION_COLLECTIONS,
-    ...PORT_RESERVATION_COLLECTIONS,
-    ...MAC_COLLECTIONS,
-    ...MEMBER_JOINING_RULE_COLLECTIONS,
-    ...IP_COLLECTIONS,
-    ...networkServiceCollections(document),
-    ...NETWORK_SERVICE_CONFIG_COLLECTIONS,
-    ...NETWORK_FEATURE_CONFIG_COLLECTIONS,
+  return RESOURCE_FAMILIES.flatMap((family) => family.collections(document));
+}
+
+/**
+ * Every operation of the registry's families, their statistics included. Throws (at start-up) when
+ * the registry does not match the document: an operation it does not know, one routed twice, or a
+ * documented write no family handles.
+ */
+export function familyOperations(
+  deps: FamilyDeps,
+  families: readonly ResourceFamily[] = RESOURCE_FAMILIES,
+): OperationDefinition[] {
+  const operations = [
+    ...families.flatMap((family) => operationsOf(family, deps)),
+    ...statisticsOperations({
+      traffic: deps.db.traffic,
+      intervalSeconds: deps.settings.statsSampleIntervalSeconds,
+      writes: deps.writes,
+      subjects: families.flatMap((family) => family.statistics ?? []),
+      clock: deps.clock,
+    }),
   ];
+  checkRegistry(
+    deps.document,
+    operations.map((operation) => operation.operationId),
+  );
+  return operations;
 }

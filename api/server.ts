@@ -9,21 +9,10 @@ import { collectionOperations } from './collections';
 import type { Caller } from './operations';
 import { compileRequestValidators, createAjv } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
-import { accountOperations } from './routes/accounts';
-import { connectionOperations } from './routes/connections';
-import { ipOperations } from './routes/ips';
-import { macOperations } from './routes/macs';
-import { memberJoiningRuleOperations } from './routes/member-joining-rules';
-import { networkFeatureConfigOperations } from './routes/network-feature-configs';
-import { networkServiceConfigOperations } from './routes/network-service-configs';
-import { portReservationOperations } from './routes/port-reservations';
-import { contactOperations } from './routes/contacts';
-import { statisticsOperations } from './routes/statistics';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
-import { networkServiceOperations } from './routes/network-services';
 import { CATALOGUE_TYPES } from './routes/catalogue';
-import { collectionRegistry } from './registry';
+import { collectionRegistry, familyOperations } from './registry';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
@@ -151,30 +140,12 @@ export async function startApi(options: {
         limitPerKey: limits.authByKey,
         onToken: metrics?.countToken,
       }),
-      ...accountOperations({ accounts: db.accounts, sequelize: db.sequelize, validators, writes }),
-      ...contactOperations({ contacts: db.contacts, validators, writes }),
-      ...connectionOperations({ connections: db.connections, validators, writes }),
-      ...portReservationOperations({
-        connections: db.connections,
-        reservations: db.portReservations,
+      ...familyOperations({
+        db,
+        document,
         validators,
         writes,
-      }),
-      ...macOperations({ macs: db.macs, writes }),
-      ...memberJoiningRuleOperations({ rules: db.memberJoiningRules, validators, writes }),
-      ...ipOperations({ ips: db.ips, validators, writes }),
-      ...networkServiceOperations({ services: db.networkServices, validators, writes }),
-      ...networkServiceConfigOperations({
-        configs: db.networkServiceConfigs,
-        validators,
-        writes,
-        ipQuarantineSeconds: config.ipQuarantineSeconds,
-      }),
-      ...networkFeatureConfigOperations({ featureConfigs: db.networkFeatureConfigs, validators, writes }),
-      ...statisticsOperations({
-        traffic: db.traffic,
-        intervalSeconds: config.statsSampleIntervalSeconds,
-        writes,
+        settings: config,
       }),
       ...collectionOperations({
         sequelize: db.sequelize,

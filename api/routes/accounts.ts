@@ -8,8 +8,12 @@ import { countryProblems } from '../../domain/countries';
 import { AuthenticationError, PermissionDeniedError, ValidationError } from '../../domain/errors';
 import type { RedactionPlan } from '../../domain/redaction';
 import { redact } from '../../domain/redaction';
+import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry } from '../collections';
+import type { ResourceFamily } from '../families';
+import { writableDefaults } from '../families';
 import type { OperationDefinition } from '../operations';
+import { redactionPlanFor } from '../redaction-plans';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
 import { deliverAll, merged, replacement } from '../writes';
@@ -36,33 +40,23 @@ export function accountsCollection(plan: RedactionPlan): CollectionEntry {
   };
 }
 
-/** The writable properties of an account, as a PUT that leaves them out sets them. */
-const ABSENT: Required<AccountInput> = {
-  name: '',
-  legal_name: null,
-  address: null as unknown as AccountInput['address'],
-  billing_information: null,
-  discoverable: false,
-  external_ref: null,
-  managing_account: null,
-  metro_area_network_presence: [],
-};
-
-const writableOf = (account: Account): Required<AccountInput> =>
-  merged<Required<AccountInput>>(ABSENT, account);
-
 /**
  * Account writes and `GET /account`. The caller changes the accounts it acts for; a discoverable
  * account it does not act for is forbidden, any other is not found. Creating an account starts its
  * on-boarding (through the outbox); changes tell a waiting on-boarding to look again.
  */
-export function accountOperations(deps: {
+function accountOperations(deps: {
   accounts: AccountRepository;
   sequelize: Sequelize;
   validators: RequestValidators;
   writes: WriteContext;
+  document: OpenApiDocument;
 }): OperationDefinition[] {
   const { validators, writes } = deps;
+  /** The writable properties of an account, as a PUT that leaves them out sets them. */
+  const ABSENT = writableDefaults<Required<AccountInput>>(deps.document, 'accounts_create');
+  const writableOf = (account: Account): Required<AccountInput> =>
+    merged<Required<AccountInput>>(ABSENT, account);
 
   /** What the document cannot say about an account: real countries, existing metro area networks. */
   async function requireValidInput(input: AccountInput) {
@@ -171,3 +165,23 @@ export function accountOperations(deps: {
     },
   ];
 }
+
+/**
+ * Accounts: the caller changes the accounts it acts for (`accessToAccount`). A change answers 202
+ * (IX-API: it may start the account's on-boarding again); a delete removes the account at once.
+ */
+export const accountsFamily: ResourceFamily = {
+  name: 'accounts',
+  collections: (document) => [accountsCollection(redactionPlanFor(document, 'Account'))],
+  asynchronous: false,
+  changeStatus: 202,
+  operations: ({ db, validators, writes, document }) => ({
+    handlers: accountOperations({
+      accounts: db.accounts,
+      sequelize: db.sequelize,
+      validators,
+      writes,
+      document,
+    }),
+  }),
+};

@@ -2,6 +2,7 @@ import * as catalogue from '../../db/catalogue';
 import { ownedScope } from '../../db/scope';
 import { CONFIG_TYPES } from '../../domain/network-service-configs';
 import type { CollectionEntry } from '../collections';
+import type { ResourceFamily } from '../families';
 import type { SupportedTypes } from './discovery';
 
 /** The read-only catalogue, one registry entry per collection. */
@@ -46,4 +47,13 @@ export const CATALOGUE_TYPES: SupportedTypes = {
   supported_network_service_config_types: [...CONFIG_TYPES],
   supported_network_feature_types: ['route_server'],
   supported_network_feature_config_types: ['route_server'],
+};
+
+/** The catalogue as a family: read only, with the traffic statistics of ports. */
+export const catalogueFamily: ResourceFamily = {
+  name: 'catalogue',
+  collections: () => CATALOGUE_COLLECTIONS,
+  asynchronous: false,
+  statistics: ['port'],
+  operations: () => ({ handlers: [] }),
 };

@@ -13,7 +13,10 @@ import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/conn
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { GOING_STATES } from '../../domain/states';
 import { cancellationPolicies } from '../cancellation';
+import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry } from '../collections';
+import type { FamilyOperations, ResourceFamily } from '../families';
+import { writableDefaults } from '../families';
 import { renderLoa } from '../loa-document';
 import { cancellationOperations, loaOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
@@ -31,37 +34,6 @@ export const CONNECTION_COLLECTIONS: readonly CollectionEntry[] = [
   },
 ];
 
-/** What an order leaves out. */
-const ABSENT: NewConnection = {
-  managing_account: '',
-  consuming_account: '',
-  billing_account: '',
-  role_assignments: [],
-  product_offering: '',
-  mode: 'standalone',
-  lacp_timeout: null,
-  port_quantity: 1,
-  subscriber_side_demarcs: [],
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
-  connecting_party: null,
-};
-
-/** What a change leaves out (PUT replaces these; PATCH keeps what it does not name). */
-const CHANGE_ABSENT: ConnectionChange = {
-  managing_account: '',
-  consuming_account: '',
-  billing_account: '',
-  role_assignments: [],
-  product_offering: '',
-  mode: 'standalone',
-  lacp_timeout: null,
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
-};
-
 /**
  * Connection orders, changes and cancellations. The managing side orders, changes and cancels; the
  * consuming side sees. A change of the bundle (mode, LACP timeout) is carried out by the
@@ -69,13 +41,18 @@ const CHANGE_ABSENT: ConnectionChange = {
  * decommissions a connection in production on the day its cancellation policy allows, cancels one
  * still being provisioned, and archives one that is gone.
  */
-export function connectionOperations(deps: {
+function connectionOperations(deps: {
   connections: ConnectionRepository;
   validators: RequestValidators;
   writes: WriteContext;
+  document: OpenApiDocument;
   clock?: () => Date;
-}): OperationDefinition[] {
+}): FamilyOperations {
   const { validators, writes } = deps;
+  /** What an order leaves out. */
+  const ABSENT = writableDefaults<NewConnection>(deps.document, 'connections_create');
+  /** What a change leaves out (PUT replaces these; PATCH keeps what it does not name). */
+  const CHANGE_ABSENT = writableDefaults<ConnectionChange>(deps.document, 'connections_update');
   const now = () => (deps.clock ?? (() => new Date()))();
   const policies = cancellationPolicies({
     terms: (id) => deps.connections.cancellationTerms(id),
@@ -189,22 +166,24 @@ export function connectionOperations(deps: {
     };
   }
 
-  return [
-    {
-      operationId: 'connections_create',
-      authenticated: true,
-      async handle({ body, caller }) {
-        const scope = await writes.scope(caller);
-        const input = replacement(body, ABSENT);
-        const offering = await checkOrder(scope, input);
-        const { connection, start } = await deps.connections.create(input, offering);
-        await deliverAll(writes.starter, [start]);
-        return { status: 201, body: connection };
+  return {
+    handlers: [
+      {
+        operationId: 'connections_create',
+        authenticated: true,
+        async handle({ body, caller }) {
+          const scope = await writes.scope(caller);
+          const input = replacement(body, ABSENT);
+          const offering = await checkOrder(scope, input);
+          const { connection, start } = await deps.connections.create(input, offering);
+          await deliverAll(writes.starter, [start]);
+          return { status: 201, body: connection };
+        },
       },
-    },
-    update('connections_update'),
-    update('connections_partial_update'),
-    ...cancellationOperations({
+      update('connections_update'),
+      update('connections_partial_update'),
+    ],
+    cancellation: cancellationOperations({
       destroy: 'connections_destroy',
       policyRead: 'connections_cancellation_policy_read',
       writes,
@@ -215,7 +194,7 @@ export function connectionOperations(deps: {
         return { resource: connection, messages };
       },
     }),
-    ...loaOperations({
+    loa: loaOperations({
       download: 'connections_loa_download',
       upload: 'connections_loa_upload',
       writes,
@@ -235,5 +214,15 @@ export function connectionOperations(deps: {
         return { resource: connection, messages };
       },
     }),
-  ];
+  };
 }
+
+/** Connections: owned, stateful (their workflow provisions, changes and decommissions them). */
+export const connectionsFamily: ResourceFamily = {
+  name: 'connections',
+  collections: () => CONNECTION_COLLECTIONS,
+  asynchronous: true,
+  statistics: ['connection'],
+  operations: ({ db, validators, writes, document, clock }) =>
+    connectionOperations({ connections: db.connections, validators, writes, document, clock }),
+};

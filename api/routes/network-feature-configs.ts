@@ -11,7 +11,10 @@ import { NotFoundError, UnableToFulfillError, ValidationError } from '../../doma
 import type { RouteServerConfigOrder } from '../../domain/network-feature-configs';
 import { routeServerConfigProblems } from '../../domain/network-feature-configs';
 import { cancellationPolicies } from '../cancellation';
+import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry } from '../collections';
+import type { FamilyOperations, ResourceFamily } from '../families';
+import { writableDefaults } from '../families';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
@@ -28,30 +31,6 @@ export const NETWORK_FEATURE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
   },
 ];
 
-const ABSENT: RouteServerConfigOrder = {
-  type: 'route_server',
-  network_feature: '',
-  network_service_config: '',
-  managing_account: '',
-  consuming_account: '',
-  billing_account: '',
-  role_assignments: [],
-  asn: 0,
-  password: null,
-  as_set_v4: null,
-  as_set_v6: null,
-  max_prefix_v4: null,
-  max_prefix_v6: null,
-  insert_ixp_asn: true,
-  session_mode: 'public',
-  bgp_session_type: 'passive',
-  ip: '',
-  flags: [],
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
-};
-
 /** What a session keeps whatever a change says: the route server and the config it runs over. */
 const FIXED = ['type', 'network_feature', 'network_service_config', 'billing_account'] as const;
 
@@ -61,13 +40,19 @@ const FIXED = ['type', 'network_feature', 'network_service_config', 'billing_acc
  * config is on the device, changed and decommissioned like every stateful resource. A config of a
  * service with a required route server goes live only once it has a session with it.
  */
-export function networkFeatureConfigOperations(deps: {
+function networkFeatureConfigOperations(deps: {
   featureConfigs: NetworkFeatureConfigRepository;
   validators: RequestValidators;
   writes: WriteContext;
+  document: OpenApiDocument;
   clock?: () => Date;
-}): OperationDefinition[] {
+}): FamilyOperations {
   const { validators, writes } = deps;
+  // A session ordered without a password has none (null), whatever default the document names.
+  const ABSENT: RouteServerConfigOrder = {
+    ...writableDefaults<RouteServerConfigOrder>(deps.document, 'network_feature_configs_create'),
+    password: null,
+  };
   const policies = cancellationPolicies({
     terms: (id) => deps.featureConfigs.cancellationTerms(id),
     what: 'network-feature-configs',
@@ -137,32 +122,52 @@ export function networkFeatureConfigOperations(deps: {
     };
   }
 
-  return [
-    {
-      operationId: 'network_feature_configs_create',
-      authenticated: true,
-      async handle({ body, caller }) {
-        const scope = await writes.scope(caller);
-        const order = replacement(body, ABSENT);
-        await check(scope, order);
-        const { featureConfig, messages } = await deps.featureConfigs.create(order);
-        await deliverAll(writes.starter, messages);
-        return { status: 201, body: featureConfig };
+  return {
+    handlers: [
+      {
+        operationId: 'network_feature_configs_create',
+        authenticated: true,
+        async handle({ body, caller }) {
+          const scope = await writes.scope(caller);
+          const order = replacement(body, ABSENT);
+          await check(scope, order);
+          const { featureConfig, messages } = await deps.featureConfigs.create(order);
+          await deliverAll(writes.starter, messages);
+          return { status: 201, body: featureConfig };
+        },
       },
-    },
-    update('network_feature_configs_update'),
-    update('network_feature_configs_partial_update'),
-    {
-      operationId: 'network_feature_configs_destroy',
-      authenticated: true,
-      async handle({ params, caller }) {
-        const scope = await writes.scope(caller);
-        await load(params.id, scope);
-        const policy = await policies.forCancellation(params.id, undefined);
-        const { featureConfig, messages } = await deps.featureConfigs.requestCancellation(params.id, policy);
-        await deliverAll(writes.starter, messages);
-        return { status: 202, body: featureConfig };
+      update('network_feature_configs_update'),
+      update('network_feature_configs_partial_update'),
+      {
+        operationId: 'network_feature_configs_destroy',
+        authenticated: true,
+        async handle({ params, caller }) {
+          const scope = await writes.scope(caller);
+          await load(params.id, scope);
+          const policy = await policies.forCancellation(params.id, undefined);
+          const { featureConfig, messages } = await deps.featureConfigs.requestCancellation(
+            params.id,
+            policy,
+          );
+          await deliverAll(writes.starter, messages);
+          return { status: 202, body: featureConfig };
+        },
       },
-    },
-  ];
+    ],
+  };
 }
+
+/** Route-server sessions: owned, stateful, cancelled at once (no cancellation policy of their own). */
+export const networkFeatureConfigsFamily: ResourceFamily = {
+  name: 'network-feature-configs',
+  collections: () => NETWORK_FEATURE_CONFIG_COLLECTIONS,
+  asynchronous: true,
+  operations: ({ db, validators, writes, document, clock }) =>
+    networkFeatureConfigOperations({
+      featureConfigs: db.networkFeatureConfigs,
+      validators,
+      writes,
+      document,
+      clock,
+    }),
+};

@@ -18,6 +18,7 @@ import {
 } from '../../domain/network-service-configs';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
+import type { FamilyOperations, ResourceFamily } from '../families';
 import { cancellationOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
@@ -43,14 +44,14 @@ export const NETWORK_SERVICE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
  * open) and, on an exchange LAN, an IPv4 and an IPv6 address at once; its workflow configures the
  * device and takes it to production.
  */
-export function networkServiceConfigOperations(deps: {
+function networkServiceConfigOperations(deps: {
   configs: NetworkServiceConfigRepository;
   validators: RequestValidators;
   writes: WriteContext;
   /** How long released addresses rest before they are allocated again. */
   ipQuarantineSeconds: number;
   clock?: () => Date;
-}): OperationDefinition[] {
+}): FamilyOperations {
   const { validators, writes } = deps;
   const now = () => (deps.clock ?? (() => new Date()))();
   const policies = cancellationPolicies({
@@ -132,30 +133,32 @@ export function networkServiceConfigOperations(deps: {
     };
   }
 
-  return [
-    {
-      operationId: 'network_service_configs_create',
-      authenticated: true,
-      async handle({ body, caller }) {
-        const scope = await writes.scope(caller);
-        // The schema has checked the type; each type leaves out what it does not carry.
-        const type = (body as { type?: unknown } | undefined)?.type;
-        if (!isConfigType(type))
-          throw new ValidationError([
-            { name: 'type', reason: `this exchange provisions configs of type ${CONFIG_TYPES.join(', ')}` },
-          ]);
-        const order = replacement(body, absentConfigOrder(type));
-        await check(scope, order);
-        const { config, start } = await deps.configs.create(order, {
-          quarantineSeconds: deps.ipQuarantineSeconds,
-        });
-        await deliverAll(writes.starter, [start]);
-        return { status: 201, body: config };
+  return {
+    handlers: [
+      {
+        operationId: 'network_service_configs_create',
+        authenticated: true,
+        async handle({ body, caller }) {
+          const scope = await writes.scope(caller);
+          // The schema has checked the type; each type leaves out what it does not carry.
+          const type = (body as { type?: unknown } | undefined)?.type;
+          if (!isConfigType(type))
+            throw new ValidationError([
+              { name: 'type', reason: `this exchange provisions configs of type ${CONFIG_TYPES.join(', ')}` },
+            ]);
+          const order = replacement(body, absentConfigOrder(type));
+          await check(scope, order);
+          const { config, start } = await deps.configs.create(order, {
+            quarantineSeconds: deps.ipQuarantineSeconds,
+          });
+          await deliverAll(writes.starter, [start]);
+          return { status: 201, body: config };
+        },
       },
-    },
-    update('network_service_configs_update'),
-    update('network_service_configs_partial_update'),
-    ...cancellationOperations({
+      update('network_service_configs_update'),
+      update('network_service_configs_partial_update'),
+    ],
+    cancellation: cancellationOperations({
       destroy: 'network_service_configs_destroy',
       policyRead: 'network_service_config_cancellation_policy_read',
       writes,
@@ -166,5 +169,24 @@ export function networkServiceConfigOperations(deps: {
         return { resource: config, messages };
       },
     }),
-  ];
+  };
 }
+
+/**
+ * Network service configs: owned, stateful; what a config carries depends on its type, so its
+ * defaults are its type's (`absentConfigOrder`).
+ */
+export const networkServiceConfigsFamily: ResourceFamily = {
+  name: 'network-service-configs',
+  collections: () => NETWORK_SERVICE_CONFIG_COLLECTIONS,
+  asynchronous: true,
+  statistics: ['network_service_config'],
+  operations: ({ db, validators, writes, settings, clock }) =>
+    networkServiceConfigOperations({
+      configs: db.networkServiceConfigs,
+      validators,
+      writes,
+      ipQuarantineSeconds: settings.ipQuarantineSeconds,
+      clock,
+    }),
+};

@@ -27,6 +27,7 @@ import { redact } from '../../domain/redaction';
 import type { OpenApiDocument } from '../../spec';
 import { cancellationPolicies } from '../cancellation';
 import type { CollectionEntry } from '../collections';
+import type { FamilyOperations, ResourceFamily } from '../families';
 import { cancellationOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import { redactionPlanFor } from '../redaction-plans';
@@ -116,12 +117,12 @@ function sideOf(parties: ServiceParties, scope: Scope): Side {
  * of circuits. The managing side orders, changes and cancels; the workflow builds the service on
  * the fabric (and at the cloud provider) and takes it to production once its ends are there.
  */
-export function networkServiceOperations(deps: {
+function networkServiceOperations(deps: {
   services: NetworkServiceRepository;
   validators: RequestValidators;
   writes: WriteContext;
   clock?: () => Date;
-}): OperationDefinition[] {
+}): FamilyOperations {
   const { services, validators, writes } = deps;
   const now = () => (deps.clock ?? (() => new Date()))();
   const policies = cancellationPolicies({
@@ -212,30 +213,101 @@ export function networkServiceOperations(deps: {
 
   const changeRequestBody = (request: ChangeRequest) => ({ ...request });
 
-  return [
-    {
-      operationId: 'network_services_create',
-      authenticated: true,
-      async handle({ body, caller }) {
-        const scope = await writes.scope(caller);
-        const given = (body ?? {}) as Record<string, unknown>;
-        if (!isOrderableServiceType(given.type))
-          throw new ValidationError([
-            {
-              name: 'type',
-              reason: `services of type ${ORDERABLE_SERVICE_TYPES.join(', ')} can be ordered; exchange LANs are the exchange's`,
-            },
-          ]);
-        const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type });
-        await check(scope, order);
-        const { service, start } = await services.create(order);
-        await deliverAll(writes.starter, [start]);
-        return { status: 201, body: service };
+  return {
+    handlers: [
+      {
+        operationId: 'network_services_create',
+        authenticated: true,
+        async handle({ body, caller }) {
+          const scope = await writes.scope(caller);
+          const given = (body ?? {}) as Record<string, unknown>;
+          if (!isOrderableServiceType(given.type))
+            throw new ValidationError([
+              {
+                name: 'type',
+                reason: `services of type ${ORDERABLE_SERVICE_TYPES.join(', ')} can be ordered; exchange LANs are the exchange's`,
+              },
+            ]);
+          const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type });
+          await check(scope, order);
+          const { service, start } = await services.create(order);
+          await deliverAll(writes.starter, [start]);
+          return { status: 201, body: service };
+        },
       },
-    },
-    update('network_services_update'),
-    update('network_services_partial_update'),
-    ...cancellationOperations({
+      update('network_services_update'),
+      update('network_services_partial_update'),
+      {
+        operationId: 'network_service_change_request_read',
+        authenticated: true,
+        async handle({ params, caller }) {
+          const scope = await writes.scope(caller);
+          const { parties, side } = await load(params.id, scope);
+          const request =
+            parties.type === 'p2p_vc' && side !== 'member'
+              ? await services.changeRequest(params.id)
+              : undefined;
+          if (!request)
+            throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
+          return { status: 200, body: changeRequestBody(request) };
+        },
+      },
+      {
+        operationId: 'network_service_change_request_create',
+        authenticated: true,
+        async handle({ params, body, caller }) {
+          const scope = await writes.scope(caller);
+          const { parties, side } = await load(params.id, scope);
+          if (parties.type !== 'p2p_vc')
+            throw new UnableToFulfillError(
+              'id',
+              `change requests are for p2p_vc circuits; ${params.id} is ${parties.type}`,
+            );
+          if (side !== 'joining')
+            throw new PermissionDeniedError(
+              'change requests come from the B side (the joining member); the owner changes the service directly',
+            );
+          const given = (body ?? {}) as Record<string, unknown>;
+          const request: ChangeRequest = {
+            product_offering: given.product_offering as string,
+            capacity: (given.capacity as number | null | undefined) ?? null,
+          };
+          const current = (await services.current(params.id))!;
+          const problems = changeRequestProblems(
+            request,
+            current,
+            await services.findOffering(request.product_offering),
+          );
+          if (problems.length) throw new ValidationError(problems);
+          const opened = await services.openChangeRequest(params.id, request);
+          await deliverAll(writes.starter, opened.messages);
+          return { status: 202, body: changeRequestBody(opened.request) };
+        },
+      },
+      {
+        operationId: 'network_service_change_request_destroy',
+        authenticated: true,
+        async handle({ params, caller }) {
+          const scope = await writes.scope(caller);
+          const { parties, side } = await load(params.id, scope);
+          if (parties.type !== 'p2p_vc' || side === 'member')
+            throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
+          if (side === 'consumer')
+            throw new PermissionDeniedError(
+              'the managing account rejects a change request, or the B side withdraws it',
+            );
+          const closed = await services.closeChangeRequest(
+            params.id,
+            side === 'joining' ? 'withdrawn' : 'rejected',
+          );
+          if (!closed)
+            throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
+          await deliverAll(writes.starter, closed.messages);
+          return { status: 202, body: changeRequestBody(closed.request) };
+        },
+      },
+    ],
+    cancellation: cancellationOperations({
       destroy: 'network_services_destroy',
       policyRead: 'network_service_cancellation_policy_read',
       writes,
@@ -251,74 +323,17 @@ export function networkServiceOperations(deps: {
         return { resource: service, messages };
       },
     }),
-    {
-      operationId: 'network_service_change_request_read',
-      authenticated: true,
-      async handle({ params, caller }) {
-        const scope = await writes.scope(caller);
-        const { parties, side } = await load(params.id, scope);
-        const request =
-          parties.type === 'p2p_vc' && side !== 'member'
-            ? await services.changeRequest(params.id)
-            : undefined;
-        if (!request)
-          throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
-        return { status: 200, body: changeRequestBody(request) };
-      },
-    },
-    {
-      operationId: 'network_service_change_request_create',
-      authenticated: true,
-      async handle({ params, body, caller }) {
-        const scope = await writes.scope(caller);
-        const { parties, side } = await load(params.id, scope);
-        if (parties.type !== 'p2p_vc')
-          throw new UnableToFulfillError(
-            'id',
-            `change requests are for p2p_vc circuits; ${params.id} is ${parties.type}`,
-          );
-        if (side !== 'joining')
-          throw new PermissionDeniedError(
-            'change requests come from the B side (the joining member); the owner changes the service directly',
-          );
-        const given = (body ?? {}) as Record<string, unknown>;
-        const request: ChangeRequest = {
-          product_offering: given.product_offering as string,
-          capacity: (given.capacity as number | null | undefined) ?? null,
-        };
-        const current = (await services.current(params.id))!;
-        const problems = changeRequestProblems(
-          request,
-          current,
-          await services.findOffering(request.product_offering),
-        );
-        if (problems.length) throw new ValidationError(problems);
-        const opened = await services.openChangeRequest(params.id, request);
-        await deliverAll(writes.starter, opened.messages);
-        return { status: 202, body: changeRequestBody(opened.request) };
-      },
-    },
-    {
-      operationId: 'network_service_change_request_destroy',
-      authenticated: true,
-      async handle({ params, caller }) {
-        const scope = await writes.scope(caller);
-        const { parties, side } = await load(params.id, scope);
-        if (parties.type !== 'p2p_vc' || side === 'member')
-          throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
-        if (side === 'consumer')
-          throw new PermissionDeniedError(
-            'the managing account rejects a change request, or the B side withdraws it',
-          );
-        const closed = await services.closeChangeRequest(
-          params.id,
-          side === 'joining' ? 'withdrawn' : 'rejected',
-        );
-        if (!closed)
-          throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
-        await deliverAll(writes.starter, closed.messages);
-        return { status: 202, body: changeRequestBody(closed.request) };
-      },
-    },
-  ];
+  };
 }
+
+/**
+ * Network services: the exchange's LANs (catalogue) and the circuits customers order, stateful,
+ * changed by their managing side only, with the change requests of circuits.
+ */
+export const networkServicesFamily: ResourceFamily = {
+  name: 'network-services',
+  collections: networkServiceCollections,
+  asynchronous: true,
+  operations: ({ db, validators, writes, clock }) =>
+    networkServiceOperations({ services: db.networkServices, validators, writes, clock }),
+};

@@ -11,7 +11,10 @@ import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireChange } from '../../domain/authority';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { cancellationPolicies } from '../cancellation';
+import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry } from '../collections';
+import type { FamilyOperations, ResourceFamily } from '../families';
+import { writableDefaults } from '../families';
 import { renderLoa } from '../loa-document';
 import { cancellationOperations, loaOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
@@ -30,38 +33,22 @@ export const PORT_RESERVATION_COLLECTIONS: readonly CollectionEntry[] = [
   },
 ];
 
-const ABSENT: NewReservation = {
-  connection: '',
-  subscriber_side_demarc: null,
-  connecting_party: null,
-  cross_connect_id: null,
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
-};
-
-const CHANGE_ABSENT: ReservationChange = {
-  subscriber_side_demarc: null,
-  connecting_party: null,
-  cross_connect_id: null,
-  external_ref: null,
-  purchase_order: '',
-  contract_ref: null,
-};
-
 /**
  * Port reservations: a customer adds a port to a bundle in production by reserving one, and gives
  * one back by cancelling its reservation (never the last: that is cancelling the connection).
  * Who may change or see a reservation follows its connection.
  */
-export function portReservationOperations(deps: {
+function portReservationOperations(deps: {
   connections: ConnectionRepository;
   reservations: PortReservationRepository;
   validators: RequestValidators;
   writes: WriteContext;
+  document: OpenApiDocument;
   clock?: () => Date;
-}): OperationDefinition[] {
+}): FamilyOperations {
   const { validators, writes } = deps;
+  const ABSENT = writableDefaults<NewReservation>(deps.document, 'port_reservations_create');
+  const CHANGE_ABSENT = writableDefaults<ReservationChange>(deps.document, 'port_reservations_update');
   const policies = cancellationPolicies({
     terms: (id) => deps.reservations.cancellationTerms(id),
     what: 'port-reservations',
@@ -116,54 +103,56 @@ export function portReservationOperations(deps: {
     };
   }
 
-  return [
-    {
-      operationId: 'port_reservations_create',
-      authenticated: true,
-      async handle({ body, caller }) {
-        const scope = await writes.scope(caller);
-        const input = replacement(body, ABSENT);
-        const connection = await deps.connections.findById(input.connection);
-        const access = connection ? accessToOwned(connection, scope) : 'none';
-        if (!connection || access !== 'change')
-          throw new ValidationError([
-            {
-              name: 'connection',
-              reason:
-                access === 'none'
-                  ? `no connection with id ${input.connection}`
-                  : 'you may see this connection but not change it; its managing account can',
-            },
-          ]);
-        checkDemarc(input.subscriber_side_demarc, connection.subscriber_side_demarcs);
-        if (connection.mode === 'standalone')
-          throw new UnableToFulfillError(
-            'connection',
-            'a standalone connection has exactly one port; change its mode to a LAG first',
+  return {
+    handlers: [
+      {
+        operationId: 'port_reservations_create',
+        authenticated: true,
+        async handle({ body, caller }) {
+          const scope = await writes.scope(caller);
+          const input = replacement(body, ABSENT);
+          const connection = await deps.connections.findById(input.connection);
+          const access = connection ? accessToOwned(connection, scope) : 'none';
+          if (!connection || access !== 'change')
+            throw new ValidationError([
+              {
+                name: 'connection',
+                reason:
+                  access === 'none'
+                    ? `no connection with id ${input.connection}`
+                    : 'you may see this connection but not change it; its managing account can',
+              },
+            ]);
+          checkDemarc(input.subscriber_side_demarc, connection.subscriber_side_demarcs);
+          if (connection.mode === 'standalone')
+            throw new UnableToFulfillError(
+              'connection',
+              'a standalone connection has exactly one port; change its mode to a LAG first',
+            );
+          if (connection.state !== 'production')
+            throw new UnableToFulfillError(
+              'connection',
+              `ports are added to a connection in production; this one is ${connection.state}`,
+            );
+          const offering = await deps.connections.offering(connection.product_offering);
+          const limit = offering?.maximum_port_quantity ?? null;
+          if (limit !== null && connection.port_quantity >= limit)
+            throw new UnableToFulfillError(
+              'connection',
+              `the offering allows at most ${limit} port(s) per connection`,
+            );
+          const { reservation, messages } = await deps.reservations.reserve(
+            input,
+            offering?.physical_port_speed ?? 0,
           );
-        if (connection.state !== 'production')
-          throw new UnableToFulfillError(
-            'connection',
-            `ports are added to a connection in production; this one is ${connection.state}`,
-          );
-        const offering = await deps.connections.offering(connection.product_offering);
-        const limit = offering?.maximum_port_quantity ?? null;
-        if (limit !== null && connection.port_quantity >= limit)
-          throw new UnableToFulfillError(
-            'connection',
-            `the offering allows at most ${limit} port(s) per connection`,
-          );
-        const { reservation, messages } = await deps.reservations.reserve(
-          input,
-          offering?.physical_port_speed ?? 0,
-        );
-        await deliverAll(writes.starter, messages);
-        return { status: 201, body: reservation };
+          await deliverAll(writes.starter, messages);
+          return { status: 201, body: reservation };
+        },
       },
-    },
-    update('port_reservations_update'),
-    update('port_reservations_partial_update'),
-    ...cancellationOperations({
+      update('port_reservations_update'),
+      update('port_reservations_partial_update'),
+    ],
+    cancellation: cancellationOperations({
       destroy: 'port_reservations_destroy',
       policyRead: 'port_reservation_cancellation_policy_read',
       writes,
@@ -174,7 +163,7 @@ export function portReservationOperations(deps: {
         return { resource: reservation, messages };
       },
     }),
-    ...loaOperations({
+    loa: loaOperations({
       download: 'port_reservations_loa_download',
       upload: 'port_reservations_loa_upload',
       writes,
@@ -197,5 +186,21 @@ export function portReservationOperations(deps: {
         return { resource: reservation, messages };
       },
     }),
-  ];
+  };
 }
+
+/** Port reservations: stateful, changed by whoever may change their connection. */
+export const portReservationsFamily: ResourceFamily = {
+  name: 'port-reservations',
+  collections: () => PORT_RESERVATION_COLLECTIONS,
+  asynchronous: true,
+  operations: ({ db, validators, writes, document, clock }) =>
+    portReservationOperations({
+      connections: db.connections,
+      reservations: db.portReservations,
+      validators,
+      writes,
+      document,
+      clock,
+    }),
+};

@@ -11,14 +11,16 @@ import type { WriteContext } from '../writes';
 const OPTICS_FRESH_INTERVALS = 3;
 
 /**
- * Traffic statistics of ports and connections, aggregated from the collector's samples. They are
- * shown to whoever may read the port or connection; to anybody else the subject does not exist.
+ * Traffic statistics of the subjects the registry's families name (ports, connections, service
+ * configs), aggregated from the collector's samples. They are shown to whoever may read the
+ * subject; to anybody else it does not exist.
  */
 export function statisticsOperations(deps: {
   traffic: TrafficRepository;
   /** The collector's sampling interval, which says how many samples a window should hold. */
   intervalSeconds: number;
   writes: WriteContext;
+  subjects: readonly TrafficSubjectType[];
   clock?: () => Date;
 }): OperationDefinition[] {
   const { traffic, writes } = deps;
@@ -63,23 +65,15 @@ export function statisticsOperations(deps: {
     return reading ? { light_levels_tx: [reading.txDbm], light_levels_rx: [reading.rxDbm] } : {};
   }
 
-  return [
-    {
-      operationId: 'ports_statistics_read',
-      authenticated: true,
-      async handle({ params, query, caller }) {
-        await visible('port', params.id, await writes.scope(caller));
-        const aggregates = await aggregatesOf('port', params.id, query);
-        return { status: 200, body: { aggregates, ...(await lightLevels(params.id)) } };
-      },
+  return deps.subjects.map((subjectType) => ({
+    operationId: `${subjectType}s_statistics_read`,
+    authenticated: true,
+    async handle({ params, query, caller }: OperationContext) {
+      await visible(subjectType, params.id, await writes.scope(caller));
+      const aggregates = await aggregatesOf(subjectType, params.id, query);
+      // A port also shows the light levels of its optics.
+      const optics = subjectType === 'port' ? await lightLevels(params.id) : {};
+      return { status: 200, body: { aggregates, ...optics } };
     },
-    ...(['connection', 'network_service_config'] as const).map((subjectType) => ({
-      operationId: `${subjectType}s_statistics_read`,
-      authenticated: true,
-      async handle({ params, query, caller }: OperationContext) {
-        await visible(subjectType, params.id, await writes.scope(caller));
-        return { status: 200, body: { aggregates: await aggregatesOf(subjectType, params.id, query) } };
-      },
-    })),
-  ];
+  }));
 }

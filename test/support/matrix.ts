@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
+import { statusesOf } from '../../api/families';
+import { RESOURCE_FAMILIES } from '../../api/registry';
 import { createTokenService } from '../../api/token-service';
 import { absentConfigOrder } from '../../domain/network-service-configs';
 import type { Access } from '../../domain/authority';
+import { loadSpec, specOperations } from '../../spec';
 import { request } from './http';
 import { stack } from './stack';
 
@@ -118,8 +121,11 @@ export interface MatrixFixture {
   /**
    * Stateful resources change asynchronously: PUT, PATCH and DELETE answer 202 and a DELETE leaves
    * the resource in place (decommissioning, cancelled); others answer 200 and a DELETE removes it.
+   * Filled in from the registry (api/registry.ts), never written per family.
    */
   asynchronous?: boolean;
+  /** What a PUT or PATCH answers (200 or 202); from the registry too. */
+  changeStatus?: number;
 }
 
 export const owned = (world: World, managing: AccountIdentity, consuming: AccountIdentity) =>
@@ -392,21 +398,46 @@ async function outsideMember(): Promise<string> {
 /** The member each joining rule of the matrix admits, for a replacement that keeps it. */
 const ruleMembers = new Map<string, string>();
 
+const document = loadSpec();
+/** The path a collection is listed at names its family in the matrix (`/macs`: `macs`). */
+const pathOf = (operationId: string) =>
+  specOperations(document)
+    .find((op) => op.operationId === operationId)!
+    .path.split('/')[1];
+const registered = RESOURCE_FAMILIES.flatMap((family) =>
+  family.collections(document).map((entry) => ({ family, entry, name: pathOf(entry.list) })),
+);
+
+/** The collections that are the same for every caller (no scope in the registry) are the catalogue. */
+const CATALOGUE_FIXTURES: Record<string, MatrixFixture> = Object.fromEntries(
+  registered.filter(({ entry }) => !entry.scope).map(({ name }) => [name, { kind: 'catalogue' }]),
+);
+
+/** Each fixture with what the registry says of its family: whether it changes asynchronously. */
+function withRegistryFacts(
+  fixtures: Record<string, MatrixFixture | MatrixFixture[]>,
+): Record<string, MatrixFixture | MatrixFixture[]> {
+  const facts = (name: string, fixture: MatrixFixture): MatrixFixture => {
+    const family = registered.find((collection) => collection.name === name)?.family;
+    if (!family || fixture.kind !== 'subject') return fixture;
+    return { ...fixture, asynchronous: family.asynchronous, changeStatus: statusesOf(family).change };
+  };
+  return Object.fromEntries(
+    Object.entries(fixtures).map(([name, fixture]) => [
+      name,
+      Array.isArray(fixture) ? fixture.map((one) => facts(name, one)) : facts(name, fixture),
+    ]),
+  );
+}
+
 /** Every family the server routes needs one of these to join the matrix. */
-export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = {
-  facilities: { kind: 'catalogue' },
-  devices: { kind: 'catalogue' },
-  pops: { kind: 'catalogue' },
-  'metro-areas': { kind: 'catalogue' },
-  'metro-area-networks': { kind: 'catalogue' },
-  'availability-zones': { kind: 'catalogue' },
-  'product-offerings': { kind: 'catalogue' },
+export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = withRegistryFacts({
+  ...CATALOGUE_FIXTURES,
   'network-services': [
     { kind: 'catalogue', label: 'exchange LAN' },
     {
       kind: 'subject',
       label: 'ordered',
-      asynchronous: true,
       async setup(world) {
         const external = canary('service-ref');
         const order = canary('service-po');
@@ -443,8 +474,6 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
         part.path.endsWith('/change-request') ? (part.method === 'POST' ? 415 : 404) : undefined,
     },
   ],
-  'network-features': { kind: 'catalogue' },
-  roles: { kind: 'catalogue' },
   extensions: { kind: 'open' },
   account: { kind: 'self' },
   accounts: [accountFixture(true), accountFixture(false)],
@@ -506,7 +535,6 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       );
       return { id: connection.id, access: owned(world, 'owner', 'sub-account'), canaries: [external, order] };
     },
-    asynchronous: true,
     patchBody: () => ({ purchase_order: 'matrix patched' }),
     async createBody(world) {
       // The owner pays, so it needs billing information; its contact holds the roles the offering needs.
@@ -525,7 +553,6 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
   },
   'port-reservations': {
     kind: 'subject',
-    asynchronous: true,
     async setup(world) {
       const { db } = stack();
       const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
@@ -592,7 +619,6 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     {
       kind: 'subject',
       label: 'exchange LAN',
-      asynchronous: true,
       async setup(world) {
         const external = canary('config-ref');
         const order = canary('config-po');
@@ -620,7 +646,6 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     {
       kind: 'subject',
       label: 'multipoint',
-      asynchronous: true,
       async setup(world) {
         const external = canary('vc-config-ref');
         const order = canary('vc-config-po');
@@ -644,7 +669,6 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
   ],
   'network-feature-configs': {
     kind: 'subject',
-    asynchronous: true,
     async setup(world) {
       const external = canary('session-ref');
       const password = canary('session-password');
@@ -783,4 +807,4 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       return { id, access, canaries: [legal], find: (items) => items.find((event) => event.account === id) };
     },
   },
-};
+});
