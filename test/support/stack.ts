@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
 import pino from 'pino';
-import { QueryTypes } from 'sequelize';
-import { createLabStore } from '../../drivers/lab-store';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
 import { startTrafficCollector } from '../../temporal/client';
@@ -12,23 +9,29 @@ import type { Config } from '../../config/config';
 import { loadConfig } from '../../config/config';
 import type { Database } from '../../db';
 import { openDatabase } from '../../db';
-import { dropDatabase, ensureDatabase } from '../../db/connection';
-import { migrate } from '../../db/migrator';
+import { dropDatabase } from '../../db/connection';
 import type { DemoCredential } from '../../db/seed/demo';
-import { seedDemo } from '../../db/seed';
-import { sparePort } from '../../db/seed/catalogue';
-import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
-import { buildDocs, docsAreStale } from '../../scripts/build-docs';
-import { findTemporalCli } from '../../scripts/temporal-cli';
-import { activitiesFor, bundleWorkflows, createWorker } from '../../worker/create-worker';
+import { activitiesFor, createWorker } from '../../worker/create-worker';
 import type { MetricsListener } from '../../telemetry/metrics';
 import { createMetricsRegistry, startMetricsListener } from '../../telemetry/metrics';
 import type { WorkerMetrics } from '../../worker/metrics';
 import { createWorkerMetrics } from '../../worker/metrics';
+import {
+  copyTemplate,
+  installRuntime,
+  namespaceName,
+  registerNamespace,
+  sharedStack,
+  sharedWorkflowBundle,
+  throwAwayDatabaseUrl,
+} from './shared-stack';
+
+export { throwAwayDatabaseUrl };
 
 /**
- * The real stack the integration tests talk to: a throw-away MariaDB database, a Temporal dev
- * server started from the installed CLI, a worker, and the API on a free port.
+ * The real stack the integration tests talk to: a throw-away MariaDB database (a copy of the run's
+ * migrated and seeded template), a namespace of its own on the run's Temporal dev server, a worker,
+ * and the API on a free port (see shared-stack.ts for what the files of a run share).
  */
 export interface TestStack {
   config: Config;
@@ -54,21 +57,14 @@ export function stack(): TestStack {
   return current;
 }
 
-/** A database URL on the same server as the configured one, with a fresh, unique database name. */
-export function throwAwayDatabaseUrl(): string {
-  const base = new URL(
-    process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/ixapi',
-  );
-  base.pathname = `/ixapi_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  return base.toString();
-}
-
 export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     DATABASE_URL: throwAwayDatabaseUrl(),
     TOKEN_SIGNING_KEY: randomBytes(32).toString('base64'),
-    API_SECRET_HASH_KEY: randomBytes(32).toString('base64'),
-    TEMPORAL_NAMESPACE: 'ixapi',
+    // The template's API secrets are hashed with the run's key.
+    API_SECRET_HASH_KEY: sharedStack().apiSecretHashKey,
+    TEMPORAL_ADDRESS: sharedStack().temporalAddress,
+    TEMPORAL_NAMESPACE: namespaceName(),
     TEMPORAL_TASK_QUEUE: `ixapi-test-${randomBytes(3).toString('hex')}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     HEALTH_PROBE_TIMEOUT_MS: '1500',
@@ -84,43 +80,25 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
   };
 }
 
-/** Once per process: mocha's parallel workers start a stack for each file they run. */
-let runtimeInstalled = false;
-let bundled: Promise<{ code: string }> | undefined;
-
-/** The workflows bundled once per process, as the build bundles them. */
-function workflowBundle(): Promise<{ code: string }> {
-  bundled ??= bundleWorkflows().then(({ code }) => ({ code }));
-  return bundled;
-}
-
 export async function startStack(): Promise<TestStack> {
-  if (docsAreStale()) buildDocs();
-  if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-    runtimeInstalled = true;
-  }
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: findTemporalCli() },
-      namespace: 'ixapi',
-      searchAttributes: [...SEARCH_ATTRIBUTES],
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
-  const env = testEnvironment({ TEMPORAL_ADDRESS: temporal.address });
+  installRuntime();
+  const env = testEnvironment();
   const config = loadConfig(env);
   const logger = pino({ level: config.logLevel });
-  await ensureDatabase(config.databaseUrl);
+  const temporal = await TestWorkflowEnvironment.createFromExistingServer({
+    address: config.temporalAddress,
+    namespace: config.temporalNamespace,
+  });
+  await Promise.all([
+    registerNamespace(temporal.connection, config.temporalNamespace),
+    copyTemplate(config.databaseUrl),
+  ]);
   const db = openDatabase({
     url: config.databaseUrl,
     apiSecretHashKey: config.apiSecretHashKey,
     quotas: config.quotas,
   });
-  await migrate(db.sequelize);
-  const credentials = await seedDemo(db);
-  await addTestPorts(db);
-  await createLabStore(db.sequelize).syncFromCatalogue();
+  const credentials = sharedStack().credentials;
   const workerRegistry = createMetricsRegistry();
   workerSeries = createWorkerMetrics({ registry: workerRegistry, sequelize: db.sequelize, logger });
   const workerMetrics = await startMetricsListener({
@@ -158,37 +136,9 @@ export async function startStack(): Promise<TestStack> {
   return current;
 }
 
-/**
- * The demo exchange has 24 ports of 10G on each edge device (Hamburg has one); the suite orders more
- * than that over its run, so every edge device of the test exchange gets as many again.
- */
-async function addTestPorts(db: Database): Promise<void> {
-  const edges = await db.sequelize.query<{ id: string; pop: string }>(
-    "SELECT id, pop FROM devices WHERE id LIKE '%-edge' ORDER BY id",
-    { type: QueryTypes.SELECT },
-  );
-  const now = new Date();
-  const rows = edges.flatMap((device) =>
-    Array.from({ length: 24 }, (_, i) => ({
-      ...sparePort({
-        id: `port-test-${device.id.replace(/^dev-/, '')}-${String(i + 1).padStart(2, '0')}`,
-        device: device.id,
-        pop: device.pop,
-        name: `et-0/1/${i}`,
-        media_type: '10GBASE-LR',
-        speed: 10_000,
-      }),
-      created_at: now,
-      updated_at: now,
-    })),
-  );
-  if (!rows.length) throw new Error('the demo exchange has no edge devices to add test ports to');
-  await db.sequelize.getQueryInterface().bulkInsert('ports', rows);
-}
-
 async function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: Database): Promise<Worker> {
   return createWorker({
-    workflowBundle: await workflowBundle(),
+    workflowBundle: sharedWorkflowBundle(),
     connection: temporal.nativeConnection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,

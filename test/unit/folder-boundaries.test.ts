@@ -1,19 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ESLint } from 'eslint';
-
-const root = path.resolve(__dirname, '../..');
-
-let eslint: ESLint | undefined;
+import { restrictedImports as linted } from '../support/lint';
 
 /** Lints `line` in place of the code of `file` (a file of the project), returning the restricted-import messages. */
-async function restrictedImports(file: string, line: string): Promise<string[]> {
-  eslint ??= new ESLint({ cwd: root });
-  const [result] = await eslint.lintText(`${line}\nexport const used = [x];\n`, {
-    filePath: path.join(root, file),
-  });
-  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
-}
+const restrictedImports = (file: string, line: string) => linted(file, `${line}\nexport const used = [x];\n`);
 
 /** Imports the layout forbids: [file it would be in, the import]. */
 const FORBIDDEN: [string, string][] = [

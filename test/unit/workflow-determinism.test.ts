@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { ESLint } from 'eslint';
-
-const root = path.resolve(__dirname, '../..');
-
-let eslint: ESLint | undefined;
+import { restrictedImports as linted } from '../support/lint';
 
 /** Lints `code` as if it were a file in workflows/, returning the restricted-import messages. */
-async function restrictedImports(code: string): Promise<string[]> {
-  eslint ??= new ESLint({ cwd: root });
-  const [result] = await eslint.lintText(code, { filePath: path.join(root, 'workflows/index.ts') });
-  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
-}
+const restrictedImports = (code: string) => linted('workflows/index.ts', code);
 
 describe('workflow determinism is enforced by lint', function () {
   this.timeout(60_000);
