@@ -19,12 +19,13 @@ for check in "${checks[@]}"; do
   (
     npm run --silent "$check" >"$logs/$check" 2>&1
     echo $? >"$logs/$check.code"
+    echo "$SECONDS" >"$logs/$check.end"
   ) &
 done
 wait
 checked=0
 for check in "${checks[@]}"; do
-  step "$check"
+  step "$check (done after $(cat "$logs/$check.end") s)"
   cat "$logs/$check"
   [ "$(cat "$logs/$check.code")" = 0 ] || checked=1
 done
@@ -35,7 +36,7 @@ passed=0
 failed=0
 status=0
 for suite in unit workflows integration; do
-  step "$suite tests"
+  step "$suite tests (from $SECONDS s)"
   log="$(mktemp)"
   bash scripts/mocha-tier.sh "$suite" 2>&1 | tee "$log"
   code=${PIPESTATUS[0]}
@@ -51,6 +52,6 @@ for suite in unit workflows integration; do
   fi
 done
 
-printf '\n'
+printf '\n%s\n' "npm test took $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "mocha: ${passed} passed, ${failed} failed"
 exit "$status"

@@ -82,9 +82,6 @@ export async function startSharedStack(): Promise<void> {
       namespace: 'ixapi',
       searchAttributes: [...SEARCH_ATTRIBUTES],
       log: { format: 'pretty', level: 'error' },
-      // Timers fire when due rather than up to a second later: workflows sleep between rechecks
-      // and samples, and activity retries wait out their back-off.
-      extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
     },
   });
   running = { server, folder, templateUrl };
