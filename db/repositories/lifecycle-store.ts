@@ -4,7 +4,7 @@ import { dayOf } from '../../domain/cancellation';
 import { NotFoundError } from '../../domain/errors';
 import type { LifecycleHappening, LifecycleResource } from '../../domain/events';
 import type { LifecycleEvent, State } from '../../domain/states';
-import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { sqlOf } from '../collection';
 import type { EventRepository } from './event-repository';
@@ -236,11 +236,17 @@ export function createLifecycleStore<R>(deps: {
       });
     },
 
+    /**
+     * Records what the resource waits for while it is provisioned. A resource that is going (its
+     * cancellation asked for, or on its way out) waits for nothing any more: a status its workflow
+     * recorded in the meantime is stale and is not written over the one the request left.
+     */
     recordStatus: async (id: string, status: StatusEntry[]): Promise<void> => {
-      await run(`UPDATE ${table} SET status = :status, updated_at = NOW(3) WHERE id = :id`, {
-        id,
-        status: JSON.stringify(status),
-      });
+      await run(
+        `UPDATE ${table} SET status = :status, updated_at = NOW(3)
+          WHERE id = :id AND cancel_requested_at IS NULL AND state NOT IN (:going)`,
+        { id, status: JSON.stringify(status), going: GOING_STATES },
+      );
     },
   };
 }

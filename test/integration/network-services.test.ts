@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
+import type { StatusEntry } from '../../domain/status';
 import { LabDriver } from '../../drivers/lab';
 import { LabCloudProvider, createCustomerCircuit } from '../../drivers/lab-cloud';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
@@ -298,6 +299,38 @@ describe('network services ordered by customers', function () {
       'cancel-before-production',
       serviceWorkflowId(orders[3].id),
     );
+  });
+
+  it('keeps a deleted service from saying it waits for configs, whatever its workflow records after', async () => {
+    const service = await order(
+      spree,
+      serviceOrder('spree', 'mp2mp_vc', { product_offering: 'po-mp2mp-vc-fra' }),
+    );
+    const waiting = await eventually(`service ${service.id} saying it waits for configs`, async () => {
+      const read = await request('GET', `/network-services/${service.id}`, { token: spree });
+      return (read.body as Service).status.find((e) => e.tag === 'waiting_for_configs') as
+        StatusEntry | undefined;
+    });
+    // While it is provisioned, what the workflow records is what the service shows.
+    const again = { ...waiting, message: 'Still waiting for a first member.' };
+    await stack().db.networkServices.recordStatus(service.id, [again]);
+    const before = await request('GET', `/network-services/${service.id}`, { token: spree });
+    assert.deepEqual(
+      (before.body as Service).status.map((e) => e.message),
+      [again.message],
+    );
+
+    const deleted = await request('DELETE', `/network-services/${service.id}`, { token: spree });
+    assert.equal(deleted.status, 202, deleted.text);
+    // A workflow that looked at the configs just before the DELETE records its waiting status late.
+    await stack().db.networkServices.recordStatus(service.id, [waiting]);
+    const after = await request('GET', `/network-services/${service.id}`, { token: spree });
+    assert.deepEqual(
+      (after.body as Service).status.filter((e) => e.tag === 'waiting_for_configs'),
+      [],
+      `deleted service ${service.id} says it waits for configs: ${after.text}`,
+    );
+    await reaches(spree, `/network-services/${service.id}`, 'cancelled');
   });
 
   describe('cloud services', () => {
