@@ -32,12 +32,35 @@ function quoteIdentifier(name: string): string {
   return `\`${name}\``;
 }
 
+/** Errors of a connection attempt that a busy or starting server answers, and that pass. */
+const PASSING_CONNECT_ERRORS = new Set(['ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'ER_CON_COUNT_ERROR']);
+
+/**
+ * Opens one connection to the server, trying again (`attempts` in all, waiting `delayMs` more after
+ * each) where the attempt failed in a way that passes: a server that is starting, or too busy to
+ * answer within the connect timeout. Any other error (wrong credentials, say) is thrown at once.
+ */
+export async function openConnection(
+  options: mysql.ConnectionOptions,
+  { attempts = 4, delayMs = 1000 }: { attempts?: number; delayMs?: number } = {},
+): Promise<mysql.Connection> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await mysql.createConnection({ connectTimeout: 5000, ...options });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt >= attempts || !code || !PASSING_CONNECT_ERRORS.has(code)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs * attempt));
+    }
+  }
+}
+
 async function withServerConnection<T>(
   url: string,
   work: (connection: mysql.Connection) => Promise<T>,
 ): Promise<T> {
   const { host, port, user, password } = parseDatabaseUrl(url);
-  const connection = await mysql.createConnection({ host, port, user, password, connectTimeout: 5000 });
+  const connection = await openConnection({ host, port, user, password });
   try {
     return await work(connection);
   } finally {

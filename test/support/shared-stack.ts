@@ -6,13 +6,13 @@ import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/se
 import { msToTs } from '@temporalio/common/lib/time';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import { parseKey } from '../../config/config';
 import { createLabStore } from '../../drivers/lab-store';
 import type { Database } from '../../db';
 import { openDatabase } from '../../db';
-import { dropDatabase, ensureDatabase, parseDatabaseUrl } from '../../db/connection';
+import { dropDatabase, ensureDatabase, openConnection, parseDatabaseUrl } from '../../db/connection';
 import { migrate } from '../../db/migrator';
 import { seedDemo } from '../../db/seed';
 import { sparePort } from '../../db/seed/catalogue';
@@ -239,7 +239,7 @@ async function tablesOf(db: Database, template: string): Promise<TableCopy[]> {
 
 function connect(url: string): Promise<mysql.Connection> {
   const { host, port, user, password, database } = parseDatabaseUrl(url);
-  return mysql.createConnection({ host, port, user, password, database, multipleStatements: true });
+  return openConnection({ host, port, user, password, database, multipleStatements: true });
 }
 
 /**
