@@ -16,12 +16,16 @@ longest=()
 case "$tier" in
   integration)
     longest=(
-      test/integration/conformance-selftest-*.test.ts
+      test/integration/conformance-selftest-connections.test.ts
+      test/integration/conformance-selftest-services.test.ts
+      test/integration/conformance-selftest-dependencies.test.ts
       test/integration/negative-inputs.test.ts
       test/integration/conformance.test.ts
-      test/integration/authorisation-matrix.test.ts
-      test/integration/event-payloads.test.ts
+      test/integration/network-service-configs.test.ts
       test/integration/connection-provisioning.test.ts
+      test/integration/network-feature-configs.test.ts
+      test/integration/conformance-selftest.test.ts
+      test/integration/authorisation-matrix.test.ts
     )
     ;;
 esac

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runConformance } from '../../conformance';
+import { allChecks, runConformance } from '../../conformance';
+import { CAUGHT_IN_READS, checksOf } from '../../conformance/selftest/caught-in-reads';
+import { loadSpec } from '../../spec';
 import type { Fault } from '../../conformance/selftest/faults';
 import type { ProxiedRequest } from '../../conformance/selftest/messages';
 import {
@@ -38,6 +40,22 @@ describe('conformance self-test: the faults', () => {
     assert.equal(new Set(FAULTS.map((f) => f.id)).size, FAULTS.length, 'fault ids are unique');
     for (const fault of FAULTS.filter((f) => f.full))
       assert.ok(fault.full!.only.length > 0, `${fault.id} names no check to run in the full profile`);
+  });
+
+  it('names, for every fault a read run shows, read checks of the suite that catch it, and for no other', () => {
+    const checks = new Set(allChecks(loadSpec()).map((check) => check.id));
+    const reads = FAULTS.filter((f) => !f.full).map((f) => f.id);
+    assert.deepEqual(Object.keys(CAUGHT_IN_READS).sort(), [...reads].sort());
+    for (const [fault, caught] of Object.entries(CAUGHT_IN_READS)) {
+      const { by, along } = checksOf(caught);
+      assert.ok(by.length > 0, `${fault} names no check`);
+      for (const id of by) assert.ok(checks.has(id), `${fault} names ${id}, which the suite does not have`);
+      for (const selector of along)
+        assert.ok(
+          [...checks].some((id) => id === selector || (selector.endsWith('-') && id.startsWith(selector))),
+          `${fault} runs ${selector} along, which selects no check`,
+        );
+    }
   });
 
   it('proves every fault caught in exactly one family file', () => {
