@@ -3,6 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { PropertyError } from '../domain/errors';
 import type { OpenApiDocument, OpenApiOperation } from '../spec';
 import { operationParameters } from '../spec';
+import { compileRef } from '../spec/ajv';
 import { DOCUMENT_ID, textFault, validationError } from './request-validation';
 
 interface CompiledParameter {
@@ -75,7 +76,7 @@ export function compileQueryParser(
         isArray,
         scalarType,
         expected: scalarType === 'integer' && !isArray ? integerRange(schema) : undefined,
-        validate: ajv.compile({ $ref: `${DOCUMENT_ID}#${at}/schema` }),
+        validate: compileRef(ajv, `${DOCUMENT_ID}#${at}/schema`),
       };
     },
   );

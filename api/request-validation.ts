@@ -1,6 +1,6 @@
 import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { DOCUMENT_ID, createAjv } from '../spec/ajv';
+import { DOCUMENT_ID, compileRef, createAjv } from '../spec/ajv';
 import type { PropertyError } from '../domain/errors';
 import { ValidationError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
@@ -191,7 +191,7 @@ export function compileRequestValidators(
       operationId,
       operationParameters(document, path, method, operation, 'path').map(([parameter, at]) => [
         parameter.name,
-        ajv.compile({ $ref: `${DOCUMENT_ID}#${at}/schema` }),
+        compileRef(ajv, `${DOCUMENT_ID}#${at}/schema`),
       ]),
     );
     const content = operation.requestBody?.content;
@@ -200,7 +200,7 @@ export function compileRequestValidators(
     const ref = `${DOCUMENT_ID}#${pointer('paths', path, method, 'requestBody', 'content', mediaType, 'schema')}`;
     bodies.set(operationId, {
       required: operation.requestBody?.required ?? false,
-      validate: ajv.compile({ $ref: ref }),
+      validate: compileRef(ajv, ref),
     });
   }
   return {

@@ -5,7 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { decodeJwt } from 'jose';
 import type { OpenApiDocument, OpenApiOperation } from '../spec';
 import { pointer, specOperations } from '../spec';
-import { createAjv } from '../spec/ajv';
+import { DOCUMENT_ID, compileRef, createAjv } from '../spec/ajv';
 import type { HttpRequest, HttpResponse } from './http';
 import { HttpClient } from './http';
 import { Ledger } from './ledger';
@@ -66,7 +66,6 @@ export class Suite {
   /** Answers worth sharing between checks (whole collections, by operation and role). */
   readonly memo = new Map<string, Promise<unknown>>();
   private readonly sessions = new Map<Role, Promise<Session>>();
-  private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(
     readonly options: {
@@ -106,7 +105,6 @@ export class Suite {
     this.judgedDocument =
       revision.name === 'older' ? olderRevision(this.options.document) : this.options.document;
     this.ajv = createAjv(this.judgedDocument);
-    this.validators.clear();
     this.sensitive = sensitivePropertiesOf(this.judgedDocument);
   }
 
@@ -237,12 +235,7 @@ export class Suite {
   }
 
   validator(at: string): ValidateFunction {
-    let validate = this.validators.get(at);
-    if (!validate) {
-      validate = this.ajv.compile({ $ref: `ixapi-openapi#${at}` });
-      this.validators.set(at, validate);
-    }
-    return validate;
+    return compileRef(this.ajv, `${DOCUMENT_ID}#${at}`);
   }
 
   send(request: HttpRequest, record?: (exchange: RecordedExchange) => void): Promise<HttpResponse> {

@@ -1,4 +1,5 @@
 import Ajv from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { OpenApiDocument } from './index';
 
@@ -41,10 +42,37 @@ function forAjv(node: unknown): unknown {
   return copy;
 }
 
-/** An ajv instance that understands the OpenAPI 3.0 dialect of the document (nullable, discriminator). */
+/** The ajv instance of each document in this process. */
+const instances = new WeakMap<OpenApiDocument, Ajv>();
+/** What each ajv instance compiled, by reference. */
+const compiledRefs = new WeakMap<Ajv, Map<string, ValidateFunction>>();
+
+/**
+ * The ajv instance that understands the OpenAPI 3.0 dialect of the document (nullable,
+ * discriminator): one per document in a process, shared by every server and suite run on it.
+ */
 export function createAjv(document: OpenApiDocument): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, discriminator: true, coerceTypes: false });
-  addFormats(ajv);
-  ajv.addSchema({ ...(forAjv(document) as object), $id: DOCUMENT_ID });
+  let ajv = instances.get(document);
+  if (!ajv) {
+    ajv = new Ajv({ allErrors: true, strict: false, discriminator: true, coerceTypes: false });
+    addFormats(ajv);
+    ajv.addSchema({ ...(forAjv(document) as object), $id: DOCUMENT_ID });
+    instances.set(document, ajv);
+  }
   return ajv;
+}
+
+/**
+ * The validator of the schema `ref` names (`ixapi-openapi#/paths/...`), compiled once per ajv
+ * instance: servers started again and suite runs repeated in one process reuse it.
+ */
+export function compileRef(ajv: Ajv, ref: string): ValidateFunction {
+  let compiled = compiledRefs.get(ajv);
+  if (!compiled) compiledRefs.set(ajv, (compiled = new Map<string, ValidateFunction>()));
+  let validate = compiled.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    compiled.set(ref, validate);
+  }
+  return validate;
 }

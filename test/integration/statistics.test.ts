@@ -5,7 +5,7 @@ import type { TrafficCollectorStatus } from '../../workflows/traffic-statistics'
 import { settleConnections } from '../support/connections';
 import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
-import { stack } from '../support/stack';
+import { collectTraffic, stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 const SPREE = 'acc-spree-networks';
@@ -38,6 +38,7 @@ describe('traffic statistics', function () {
 
   before(async function () {
     this.timeout(90_000);
+    await collectTraffic();
     token = (await login('customer', 0)).accessToken;
     other = (await login('customer', 1)).accessToken;
     const created = await request('POST', '/connections', {

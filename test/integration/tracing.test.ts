@@ -105,6 +105,9 @@ describe('traces', function () {
     const { worker, api, baseUrl } = await startBuiltPair({
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_BSP_SCHEDULE_DELAY: '200',
+      // Limits that count (and are not reached), so that the trace shows a request's count.
+      RATE_LIMIT_PER_ACCOUNT: '1000000/1s',
+      RATE_LIMIT_PER_ADDRESS: '1000000/1s',
     });
     try {
       // The workflow's own span ends with the workflow: the connection is taken down again.

@@ -11,7 +11,7 @@ import { eventually } from './wait';
  */
 export const SELF_CHANGING_TABLES: Readonly<Record<string, string>> = {
   traffic_samples:
-    'the statistics collector workflow stores a sample per subject every STATS_SAMPLE_INTERVAL_S (1 s in tests) and prunes old ones',
+    'the statistics collector workflow stores a sample per subject every STATS_SAMPLE_INTERVAL_S (1 s in tests that start it) and prunes old ones',
   port_optics:
     "the statistics collector replaces each port's last light levels in every round (every STATS_SAMPLE_INTERVAL_S)",
   rate_limits:
