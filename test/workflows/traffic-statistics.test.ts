@@ -16,17 +16,29 @@ const round = (subjects: number): SamplingRound => ({
 
 describe('collectTrafficStatistics', () => {
   it('samples once per interval and counts its rounds on from those of earlier runs', async () => {
-    const at: number[] = [];
-    const fakes = new FakeActivities().on('sampleTraffic', () => {
-      at.push(Date.now());
-      return round(at.length);
-    });
+    let calls = 0;
+    const fakes = new FakeActivities().on('sampleTraffic', () => round((calls += 1)));
     await withWorker(fakes, async (run) => {
       const handle = await run.start<never>('collectTrafficStatistics', { intervalSeconds: 1, rounds: 40 });
       const status = await queryUntil<TrafficCollectorStatus>(handle, STATUS_QUERY, (s) => s.rounds >= 42);
       assert.deepEqual(fakes.callsOf('sampleTraffic')[0].input, { intervalSeconds: 1 });
-      // On the next multiple of the interval each time, not back to back.
-      assert.ok(at[1] - at[0] >= 500, `rounds ${at[1] - at[0]} ms apart`);
+      // Before each round it waits for the next multiple of the interval: a timer of at most the
+      // interval comes between two rounds, never two rounds back to back.
+      const events = (await handle.fetchHistory()).events ?? [];
+      let waited: number | undefined;
+      let rounds = 0;
+      for (const event of events) {
+        const timer = event.timerStartedEventAttributes?.startToFireTimeout;
+        if (timer) waited = Number(timer.seconds ?? 0) * 1000 + Math.round((timer.nanos ?? 0) / 1e6);
+        if (!event.activityTaskScheduledEventAttributes) continue;
+        assert.ok(
+          waited !== undefined && waited > 0 && waited <= 1000,
+          `round ${rounds} came without a wait (${waited} ms)`,
+        );
+        waited = undefined;
+        rounds += 1;
+      }
+      assert.ok(rounds >= 2, `${rounds} rounds in the history`);
       assert.equal(status.intervalSeconds, 1);
       assert.equal(status.lastError, null);
       assert.ok(status.lastRound!.subjects >= 2);
