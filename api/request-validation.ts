@@ -1,12 +1,12 @@
 import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { DOCUMENT_ID, compileRef, createAjv } from '../spec/ajv';
+import { DOCUMENT_ID, compileRef, ajvOf } from '../spec/ajv';
 import type { PropertyError } from '../domain/errors';
 import { ValidationError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { operationParameters, pointer, specOperations } from '../spec';
 
-export { DOCUMENT_ID, createAjv } from '../spec/ajv';
+export { DOCUMENT_ID, ajvOf } from '../spec/ajv';
 
 /** `/address/country` → `address.country`, `/asns/0` → `asns.0`. */
 function propertyName(error: ErrorObject): string {
@@ -182,7 +182,7 @@ export interface RequestValidators {
 /** Compiles a body validator for every operation with a JSON request body, once, at start-up. */
 export function compileRequestValidators(
   document: OpenApiDocument,
-  ajv: Ajv = createAjv(document),
+  ajv: Ajv = ajvOf(document),
 ): RequestValidators {
   const bodies = new Map<string, { required: boolean; validate: ValidateFunction }>();
   const paths = new Map<string, Array<[string, ValidateFunction]>>();

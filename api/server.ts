@@ -7,7 +7,7 @@ import { createApp } from './app';
 import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
 import type { Caller } from './operations';
-import { compileRequestValidators, createAjv } from './request-validation';
+import { compileRequestValidators, ajvOf } from './request-validation';
 import { accountsActingFor } from '../db/visibility';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
@@ -112,7 +112,7 @@ export async function startApi(options: {
     accounts: await accountsActingFor(db.sequelize, caller.accountId),
   });
   const registry = collectionRegistry(document);
-  const ajv = createAjv(document);
+  const ajv = ajvOf(document);
   const validators = compileRequestValidators(document, ajv);
   const writes: WriteContext = {
     starter,

@@ -5,7 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { decodeJwt } from 'jose';
 import type { OpenApiDocument, OpenApiOperation } from '../spec';
 import { pointer, specOperations } from '../spec';
-import { DOCUMENT_ID, compileRef, createAjv } from '../spec/ajv';
+import { DOCUMENT_ID, compileRef, ajvOf } from '../spec/ajv';
 import type { HttpRequest, HttpResponse } from './http';
 import { HttpClient } from './http';
 import { Ledger } from './ledger';
@@ -80,7 +80,7 @@ export class Suite {
     },
   ) {
     this.ledger = new Ledger(options.ledgerFile);
-    this.ajv = createAjv(options.document);
+    this.ajv = ajvOf(options.document);
     this.operations = new Map(
       specOperations(options.document).map((op) => [
         op.operationId,
@@ -104,7 +104,7 @@ export class Suite {
     if (revision.note) this.warnings.push(revision.note);
     this.judgedDocument =
       revision.name === 'older' ? olderRevision(this.options.document) : this.options.document;
-    this.ajv = createAjv(this.judgedDocument);
+    this.ajv = ajvOf(this.judgedDocument);
     this.sensitive = sensitivePropertiesOf(this.judgedDocument);
   }
 

@@ -45,7 +45,7 @@ passed=0
 failed=0
 status=0
 count() {
-  local suite="$1" log="$2" code="$3" p f
+  local log="$1" code="$2" p f
   p=$(sed -n 's/^ *\([0-9][0-9]*\) passing.*/\1/p' "$log" | tail -n 1)
   f=$(sed -n 's/^ *\([0-9][0-9]*\) failing.*/\1/p' "$log" | tail -n 1)
   passed=$((passed + ${p:-0}))
@@ -73,9 +73,9 @@ wait
 for suite in unit workflows; do
   step "$suite tests (from $(cat "$logs/$suite.start") s to $(cat "$logs/$suite.end") s, beside the integration tests)"
   cat "$logs/$suite"
-  count "$suite" "$logs/$suite" "$(cat "$logs/$suite.code")"
+  count "$logs/$suite" "$(cat "$logs/$suite.code")"
 done
-count integration "$logs/integration" "$integration"
+count "$logs/integration" "$integration"
 rm -rf "$logs"
 
 printf '\n%s\n' "the integration tests ended after $integrated s"

@@ -51,7 +51,7 @@ const compiledRefs = new WeakMap<Ajv, Map<string, ValidateFunction>>();
  * The ajv instance that understands the OpenAPI 3.0 dialect of the document (nullable,
  * discriminator): one per document in a process, shared by every server and suite run on it.
  */
-export function createAjv(document: OpenApiDocument): Ajv {
+export function ajvOf(document: OpenApiDocument): Ajv {
   let ajv = instances.get(document);
   if (!ajv) {
     ajv = new Ajv({ allErrors: true, strict: false, discriminator: true, coerceTypes: false });

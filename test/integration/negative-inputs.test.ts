@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { QueryTypes } from 'sequelize';
-import { createAjv } from '../../api/request-validation';
+import { ajvOf } from '../../api/request-validation';
 import { loadSpec } from '../../spec';
 import {
   databaseState,
@@ -81,7 +81,7 @@ describe('negative inputs: nothing a client sends makes the server fail or chang
     const { tally, findings, freshKeys } = await runCampaign({
       count: chosen.length,
       concurrency: CONCURRENCY,
-      judge: createJudge(createAjv(document), reader, operations, campaign),
+      judge: createJudge(ajvOf(document), reader, operations, campaign),
       send: (request) => transport.send(request),
       trace: ONLY
         ? (request, response, reasons) =>

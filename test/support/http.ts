@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ValidateFunction } from 'ajv';
-import { createAjv } from '../../api/request-validation';
+import { ajvOf } from '../../api/request-validation';
 import { loadSpec, specOperations } from '../../spec';
 import { assertWithinScope, resourceSchemaOf } from './scope-oracle';
 import { stack } from './stack';
@@ -23,7 +23,7 @@ export interface RequestOptions {
 }
 
 const document = loadSpec();
-const ajv = createAjv(document);
+const ajv = ajvOf(document);
 const validators = new Map<string, ValidateFunction>();
 const operations = specOperations(document).map((op) => ({
   ...op,

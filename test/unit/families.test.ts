@@ -8,7 +8,7 @@ import { documentedWrites, operationsOf, requestSchemas, writableDefaults } from
 import { generatedWrites } from '../../api/family-writes';
 import type { OperationContext } from '../../api/operations';
 import { RESOURCE_FAMILIES, familyOperations } from '../../api/registry';
-import { compileRequestValidators, createAjv, DOCUMENT_ID } from '../../api/request-validation';
+import { compileRequestValidators, ajvOf, DOCUMENT_ID } from '../../api/request-validation';
 import type { WriteContext } from '../../api/writes';
 import type { OpenApiDocument } from '../../spec';
 import { loadSpec, specOperations } from '../../spec';
@@ -120,7 +120,7 @@ describe('the registry of resource families', () => {
 });
 
 describe('writable properties from the document', () => {
-  const ajv = createAjv(document);
+  const ajv = ajvOf(document);
 
   it('are the properties of the request schema, every variant of it', () => {
     for (const operationId of jsonWrites(document)) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import { declaredPageLimit, listOperation, staticSource } from '../../api/collections';
 import type { Reply } from '../../api/operations';
-import { createAjv } from '../../api/request-validation';
+import { ajvOf } from '../../api/request-validation';
 import type { OpenApiDocument } from '../../spec';
 import { loadSpec, specOperations } from '../../spec';
 
@@ -12,14 +12,14 @@ import { loadSpec, specOperations } from '../../spec';
  */
 
 const document = loadSpec();
-const ajv = createAjv(document);
+const ajv = ajvOf(document);
 const events = Array.from({ length: 2345 }, (_, i) => ({ serial: i + 1, type: 'account.updated' }));
 
 const list = (operationId: string, items: Array<Record<string, unknown>>, doc: OpenApiDocument = document) =>
   listOperation({
     operationId,
     document: doc,
-    ajv: doc === document ? ajv : createAjv(doc),
+    ajv: doc === document ? ajv : ajvOf(doc),
     filters: operationId === 'events_list' ? ['serial_gt', 'type'] : [],
     authenticated: false,
     source: staticSource(items),

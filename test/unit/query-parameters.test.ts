@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { compileQueryParser } from '../../api/query-parameters';
-import { createAjv } from '../../api/request-validation';
+import { ajvOf } from '../../api/request-validation';
 import { ValidationError } from '../../domain/errors';
 import { loadSpec, specOperations } from '../../spec';
 
 describe('query parameters', () => {
   const document = loadSpec();
-  const ajv = createAjv(document);
+  const ajv = ajvOf(document);
   const parser = (operationId: string) => {
     const op = specOperations(document).find((o) => o.operationId === operationId)!;
     return compileQueryParser(ajv, document, op.path, op.method, op.operation).parse;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import {
   MAX_BODY_DEPTH,
   compileRequestValidators,
-  createAjv,
+  ajvOf,
   toPropertyErrors,
 } from '../../api/request-validation';
 import { ValidationError } from '../../domain/errors';
@@ -33,7 +33,7 @@ describe('request validation from the OpenAPI document', () => {
   });
 
   it('names nested properties with dots and understands nullable references', () => {
-    const ajv = createAjv(loadSpec());
+    const ajv = ajvOf(loadSpec());
     const validate = ajv.compile({ $ref: 'ixapi-openapi#/components/schemas/Account' });
     const account = { id: 'a', name: 'A', metro_area_network_presence: [], billing_information: null };
     assert.equal(validate(account), true, ajv.errorsText(validate.errors));
@@ -46,7 +46,7 @@ describe('request validation from the OpenAPI document', () => {
 
 describe('bounded validation', () => {
   const document = loadSpec();
-  const ajv = createAjv(document);
+  const ajv = ajvOf(document);
   const validators = compileRequestValidators(document, ajv);
   const failing = (operationId: string, body: unknown): ValidationError => {
     try {

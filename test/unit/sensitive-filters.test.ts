@@ -4,14 +4,14 @@ import type { CollectionEntry } from '../../api/collections';
 import { collectionOperations } from '../../api/collections';
 import { sensitivePropertiesOf } from '../../api/redaction-plans';
 import { collectionRegistry } from '../../api/registry';
-import { createAjv } from '../../api/request-validation';
+import { ajvOf } from '../../api/request-validation';
 import { filteredProperty, sensitiveFiltersOf } from '../../api/sensitive-filters';
 import { SqlParams } from '../../db/collection';
 import { loadSpec, operationParameters, specOperations } from '../../spec';
 
 describe('filters on sensitive properties', () => {
   const document = loadSpec();
-  const ajv = createAjv(document);
+  const ajv = ajvOf(document);
   const registry = collectionRegistry(document);
   // Building operations reads no data: a database that answers nothing is enough.
   const sequelize = {} as Sequelize;

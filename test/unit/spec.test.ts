@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createAjv, toPropertyErrors } from '../../api/request-validation';
+import { ajvOf, toPropertyErrors } from '../../api/request-validation';
 import type { OpenApiDocument } from '../../spec';
 import { loadSpec, specOperations } from '../../spec';
 
@@ -190,7 +190,7 @@ describe('the OpenAPI document', () => {
   const document = loadSpec();
   const operations = specOperations(document);
   const schemas = document.components.schemas as Record<string, Json>;
-  const ajv = createAjv(document);
+  const ajv = ajvOf(document);
   const validator = (name: string) => {
     assert.ok(schemas[name], `schema ${name} exists`);
     return ajv.compile({ $ref: `ixapi-openapi#/components/schemas/${name}` });
