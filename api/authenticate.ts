@@ -1,39 +1,15 @@
 import type { RequestHandler } from 'express';
 import { AuthenticationError } from '../domain/errors';
+import { sharedFreshReads } from './fresh-reads';
 import type { Caller } from './operations';
 import type { TokenService } from './token-service';
 
-/** How long an API key's state is trusted before it is read again: a revocation takes effect within it. */
-export const KEY_STATE_TTL_MS = 5_000;
-/** Keys whose state is remembered at once; the oldest are forgotten first. */
-const KEY_STATE_ENTRIES = 10_000;
-
 /**
- * Whether an API key may still be used, read from the key store at most once per `ttlMs` per key
- * (and per process), so that every request checks it without a query of its own. Concurrent requests
- * with the same unknown key share one read.
+ * Whether an API key may still be used, read for every request (a revocation stops the very next
+ * request, on every replica); requests of one key that arrive together share a read.
  */
-export function createKeyStates(options: {
-  isActive: (apiKey: string) => Promise<boolean>;
-  ttlMs?: number;
-  now?: () => number;
-}) {
-  const ttl = options.ttlMs ?? KEY_STATE_TTL_MS;
-  const now = options.now ?? Date.now;
-  const known = new Map<string, { active: Promise<boolean>; readAt: number }>();
-  return {
-    isActive(apiKey: string): Promise<boolean> {
-      const entry = known.get(apiKey);
-      if (entry && now() - entry.readAt < ttl) return entry.active;
-      known.delete(apiKey);
-      if (known.size >= KEY_STATE_ENTRIES) known.delete(known.keys().next().value!);
-      const active = options.isActive(apiKey);
-      known.set(apiKey, { active, readAt: now() });
-      // A failed read is not remembered: the next request asks again.
-      active.catch(() => known.delete(apiKey));
-      return active;
-    },
-  };
+export function createKeyStates(options: { isActive: (apiKey: string) => Promise<boolean> }) {
+  return { isActive: sharedFreshReads(options.isActive) };
 }
 
 export type KeyStates = ReturnType<typeof createKeyStates>;

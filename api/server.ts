@@ -21,6 +21,7 @@ import { connectWorkflowStarter, runOutboxRelay } from '../temporal/client';
 import { createTokenService } from './token-service';
 import { SERVICE_VERSION } from './version';
 import { createKeyStates } from './authenticate';
+import { sharedFreshReads } from './fresh-reads';
 import { runHousekeeping } from './housekeeping';
 import { createIdempotency } from './idempotency';
 import { createListener } from './listener';
@@ -107,9 +108,10 @@ export async function startApi(options: {
     caller: (_req, caller) => limits.byAccount(caller.accountId),
   };
   const document = loadSpec();
+  const actingFor = sharedFreshReads((accountId) => accountsActingFor(db.sequelize, accountId));
   const visibility = async (caller: Caller) => ({
     accountId: caller.accountId,
-    accounts: await accountsActingFor(db.sequelize, caller.accountId),
+    accounts: await actingFor(caller.accountId),
   });
   const registry = collectionRegistry(document);
   const ajv = ajvOf(document);

@@ -6,6 +6,8 @@ import { AuthenticationError, SignatureExpiredError } from '../domain/errors';
 const ISSUER = 'ixapi-provisioning';
 const AUDIENCE = 'ixapi';
 const ALGORITHM = 'HS256';
+/** Verified access tokens remembered at once; the oldest are forgotten first. */
+const VERIFIED_TOKENS = 10_000;
 
 export type TokenUse = 'access' | 'refresh';
 
@@ -139,6 +141,23 @@ export function createTokenService(options: TokenServiceOptions) {
     }
   }
 
+  // Access tokens already verified, with their claims: a token never changes, so its signature and
+  // claims need checking once; only its expiry is checked again on every use. Revocation of its key is
+  // checked apart from this (api/authenticate.ts). Only tokens that verified are kept.
+  const verified = new Map<string, TokenClaims>();
+  async function verifyAccess(token: string): Promise<TokenClaims> {
+    const known = verified.get(token);
+    if (known) {
+      if (known.expiresAt.getTime() > now().getTime()) return known;
+      verified.delete(token);
+      throw new SignatureExpiredError('the token has expired');
+    }
+    const claims = await verify('access', token);
+    if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    verified.set(token, claims);
+    return claims;
+  }
+
   return {
     /** A new pair: for a login (no family given), or continuing a family on refresh. */
     async issuePair(subject: {
@@ -157,7 +176,7 @@ export function createTokenService(options: TokenServiceOptions) {
       const refresh = await sign('refresh', full);
       return { access_token: access.token, refresh_token: refresh.token, refresh: refresh.claims };
     },
-    verifyAccess: (token: string) => verify('access', token),
+    verifyAccess,
     verifyRefresh: (token: string) => verify('refresh', token),
   };
 }

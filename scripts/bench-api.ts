@@ -1,6 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -9,6 +11,7 @@ import { dropDatabase, ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
 import { seedDemo } from '../db/seed';
 import { sparePort } from '../db/seed/catalogue';
+import { selfTimeByPlace } from './cpu-profile';
 
 /**
  * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
@@ -65,8 +68,8 @@ async function addPorts(db: ReturnType<typeof openDatabase>): Promise<void> {
   }
 }
 
-function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
+function startProcess(script: string, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -134,7 +137,16 @@ async function main(): Promise<void> {
     const [credential] = await seedDemo(db);
     await addPorts(db);
 
-    children.push(startProcess('api/main.ts', { ...env, METRICS_PORT: '8103' }));
+    // BENCH_PROFILE=1: the metered API writes a V8 CPU profile when it stops.
+    const profileDir = process.env.BENCH_PROFILE
+      ? mkdtempSync(path.join(tmpdir(), 'ixapi-bench-profile-'))
+      : '';
+    const profiled = startProcess(
+      'api/main.ts',
+      { ...env, METRICS_PORT: '8103' },
+      profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    children.push(profiled);
     children.push(startProcess('api/main.ts', { ...env, PORT: '8104', METRICS_PORT: '' }));
     const sink = await startSpanSink();
     children.push(
@@ -246,6 +258,18 @@ async function main(): Promise<void> {
       `tracing: the traced authenticated read (every span exported, ${(sink.bytes() / 1e6).toFixed(1)} MB of OTLP sent) makes ${((tracedRead.requests / metered) * 100).toFixed(1)}% of the metered one's throughput\n`,
     );
     sink.close();
+    if (profileDir) {
+      const exited = new Promise((resolve) => profiled.once('exit', resolve));
+      profiled.kill('SIGTERM');
+      await exited;
+      const [file] = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'));
+      process.stdout.write(
+        `\nwhere the metered API's busy time went over the whole run, start-up included (own time of each package or file; ${path.join(profileDir, file)}):\n`,
+      );
+      for (const { place, share } of selfTimeByPlace(path.join(profileDir, file), ROOT)) {
+        process.stdout.write(`${`${(share * 100).toFixed(1)}%`.padStart(7)}  ${place}\n`);
+      }
+    }
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await db.close();

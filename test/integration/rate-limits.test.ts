@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createRateLimits } from '../../api/rate-limits';
 import type { ApiService } from '../../api/server';
+import { RequestProblem } from '../../api/request-problems';
 import type { HttpResponse } from '../support/http';
 import { request } from '../support/http';
 import { stack, startSecondApi } from '../support/stack';
@@ -161,5 +163,77 @@ describe('rate limits', function () {
       String(statuses),
     );
     assertLimited(last!, /without a valid access token from your address/);
+  });
+
+  it('counts in windows: a new window starts anew, a refusal says when the window ends', async () => {
+    const { db, logger } = stack();
+    const refused: string[] = [];
+    const limits = createRateLimits({
+      sequelize: db.sequelize,
+      settings: {
+        authPerAddress: null,
+        authPerKey: null,
+        perAccount: { points: 3, durationSeconds: 2 },
+        perAddress: null,
+      },
+      logger,
+      onRefused: (limit) => refused.push(limit),
+    });
+    const key = `window-${randomBytes(4).toString('hex')}`;
+    const outcomes = async (count: number) => {
+      const seen: string[] = [];
+      for (let i = 0; i < count; i += 1) {
+        try {
+          await limits.byAccount(key);
+          seen.push('counted');
+        } catch (error) {
+          assert.ok(error instanceof RequestProblem, String(error));
+          // The window is 2 s long: a refusal inside it names 1 or 2 s, never more.
+          assert.match(error.headers['Retry-After'], /^[12]$/);
+          seen.push('refused');
+        }
+      }
+      return seen;
+    };
+    const started = Date.now();
+    assert.deepEqual(await outcomes(5), ['counted', 'counted', 'counted', 'refused', 'refused']);
+    assert.deepEqual(refused, ['per_account', 'per_account']);
+    const [[row]] = (await db.sequelize.query('SELECT points, expire FROM rate_limits WHERE `key` = :key', {
+      replacements: { key: `byAccount:${key}` },
+    })) as [Array<{ points: number; expire: number }>, unknown];
+    assert.equal(row.points, 5);
+    assert.ok(row.expire >= started + 2_000 && row.expire <= Date.now() + 2_000, String(row.expire));
+    // Once the window has ended, the next request opens a new one and counts from one again.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(row.expire) - Date.now() + 50)));
+    assert.deepEqual(await outcomes(4), ['counted', 'counted', 'counted', 'refused']);
+  });
+
+  it('counts requests that arrive together exactly, on every replica together', async () => {
+    const { db, logger } = stack();
+    const settings = { authPerAddress: null, authPerKey: null, perAddress: null };
+    // Two limiters on one database stand for two replicas.
+    const replicas = [0, 1].map(() =>
+      createRateLimits({
+        sequelize: db.sequelize,
+        settings: { ...settings, perAccount: { points: 25, durationSeconds: 60 } },
+        logger,
+      }),
+    );
+    const key = `together-${randomBytes(4).toString('hex')}`;
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        replicas[i % 2].byAccount(key).then(
+          () => 'counted',
+          (error: unknown) =>
+            error instanceof RequestProblem && error.status === 429 ? 'refused' : String(error),
+        ),
+      ),
+    );
+    assert.equal(outcomes.filter((outcome) => outcome === 'counted').length, 25, String(outcomes));
+    assert.equal(outcomes.filter((outcome) => outcome === 'refused').length, 15, String(outcomes));
+    const [[row]] = (await db.sequelize.query('SELECT points FROM rate_limits WHERE `key` = :key', {
+      replacements: { key: `byAccount:${key}` },
+    })) as [Array<{ points: number }>, unknown];
+    assert.equal(row.points, 40);
   });
 });

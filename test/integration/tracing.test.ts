@@ -157,9 +157,16 @@ describe('traces', function () {
         ),
         'SQL statements are children of the request',
       );
-      // Counting the request against its rate limit is in the trace, and no later request's count is:
-      // the limiter's statements run in a transaction of their own, which it ends with a bare COMMIT.
-      const counts = inTrace().filter((span) => span.name === 'COMMIT' && span.service === 'ixapi-api');
+      // Counting the request against its rate limit is in the trace, and no later request's count is.
+      const counts = inTrace().filter((span) => {
+        const statement = span.attributes['db.statement'];
+        return (
+          span.service === 'ixapi-api' &&
+          typeof statement === 'string' &&
+          statement.startsWith('INSERT INTO') &&
+          statement.includes('rate_limits')
+        );
+      });
       assert.equal(counts.length, 1, 'one rate-limit count in the trace: the request’s own');
       const [delivery] = named('outbox deliver');
       assert.ok(ancestors(delivery).includes(order), 'the outbox delivery belongs to the request');

@@ -44,6 +44,32 @@ describe('token service', () => {
     await assert.rejects(tokens.verifyRefresh(pair.refresh_token), SignatureExpiredError);
   });
 
+  it('expires an access token on time however often it was verified before', async () => {
+    let clock = Date.parse('2026-03-01T12:00:00Z');
+    const timed = createTokenService({
+      signingKey,
+      accessTokenTtlSeconds: 60,
+      refreshTokenTtlSeconds: 120,
+      now: () => new Date(clock),
+    });
+    const pair = await timed.issuePair(subject);
+    for (let i = 0; i < 3; i += 1)
+      assert.equal((await timed.verifyAccess(pair.access_token)).accountId, 'acc-1');
+    clock += 59_000;
+    assert.equal((await timed.verifyAccess(pair.access_token)).accountId, 'acc-1');
+    clock += 1_000;
+    await assert.rejects(timed.verifyAccess(pair.access_token), SignatureExpiredError);
+    await assert.rejects(timed.verifyAccess(pair.access_token), SignatureExpiredError);
+    // A token verified before does not vouch for a copy with other claims under its signature.
+    const [header, , signature] = pair.access_token.split('.');
+    const other = Buffer.from(JSON.stringify({ ...decodeJwt(pair.access_token), sub: 'acc-2' })).toString(
+      'base64url',
+    );
+    clock -= 30_000;
+    assert.equal((await timed.verifyAccess(pair.access_token)).accountId, 'acc-1');
+    await assert.rejects(timed.verifyAccess(`${header}.${other}.${signature}`), AuthenticationError);
+  });
+
   it('rejects unsigned, foreign and malformed tokens', async () => {
     const pair = await tokens.issuePair(subject);
     const claims = decodeJwt(pair.access_token);
