@@ -9,7 +9,7 @@ import { pinoHttp } from 'pino-http';
 import { NotFoundError } from '../domain/errors';
 import type { OpenApiDocument } from '../spec';
 import { DOCS_DIR, specText } from '../spec';
-import type { KeyStates } from './authenticate';
+import type { CallerReads } from './authenticate';
 import { createAuthenticate } from './authenticate';
 import { renderDocsPage } from './docs-page';
 import type { Idempotency } from './idempotency';
@@ -48,8 +48,8 @@ export interface AppOptions {
   /** The validator over `document`, shared by every part of the app. */
   ajv: Ajv;
   tokens: TokenService;
-  /** Whether an API key may still be used (revocation takes effect within its cache time). */
-  keys: KeyStates;
+  /** The accounts each caller acts for, and whether its API key may still be used. */
+  callers: CallerReads;
   /** Rate limits, before any body is read. */
   guards: RequestGuards;
   idempotency: Idempotency;
@@ -134,7 +134,7 @@ export function createApp(options: AppOptions) {
     validators: options.validators ?? compileRequestValidators(document, options.ajv),
     authenticate: createAuthenticate({
       tokens: options.tokens,
-      keys: options.keys,
+      callers: options.callers,
       rejected: (req) => options.guards.anonymous(req, 'rejected token'),
     }),
     guards: options.guards,

@@ -5,14 +5,21 @@ import type { Caller } from './operations';
 import type { TokenService } from './token-service';
 
 /**
- * Whether an API key may still be used, read for every request (a revocation stops the very next
- * request, on every replica); requests of one key that arrive together share a read.
+ * The accounts a caller acts for, read for every request, or none once its API key is revoked (a
+ * revocation stops the very next request, on every replica); requests of one key that arrive
+ * together share a read.
  */
-export function createKeyStates(options: { isActive: (apiKey: string) => Promise<boolean> }) {
-  return { isActive: sharedFreshReads(options.isActive) };
+export function createCallerReads(options: {
+  actingFor: (apiKey: string, accountId: string) => Promise<readonly string[]>;
+}) {
+  const read = sharedFreshReads((key) => {
+    const [apiKey, accountId] = key.split('\n');
+    return options.actingFor(apiKey, accountId);
+  });
+  return { actingFor: (apiKey: string, accountId: string) => read(`${apiKey}\n${accountId}`) };
 }
 
-export type KeyStates = ReturnType<typeof createKeyStates>;
+export type CallerReads = ReturnType<typeof createCallerReads>;
 
 /**
  * Verifies `Authorization: Bearer <access token>`, checks that the token's API key has not been
@@ -21,10 +28,10 @@ export type KeyStates = ReturnType<typeof createKeyStates>;
  */
 export function createAuthenticate(deps: {
   tokens: TokenService;
-  keys: KeyStates;
+  callers: CallerReads;
   rejected?: (req: Parameters<RequestHandler>[0]) => Promise<void>;
 }): RequestHandler {
-  const { tokens, keys } = deps;
+  const { tokens, callers } = deps;
   return async (req, res, next) => {
     try {
       const header = req.headers.authorization;
@@ -35,10 +42,12 @@ export function createAuthenticate(deps: {
         );
       }
       const claims = await tokens.verifyAccess(match[1]);
-      if (!(await keys.isActive(claims.apiKey))) {
+      const accounts = await callers.actingFor(claims.apiKey, claims.accountId);
+      // A key is deleted with its account, so no account means no key.
+      if (!accounts.length) {
         throw new AuthenticationError('the API key this token was issued for has been revoked');
       }
-      const caller: Caller = { accountId: claims.accountId, apiKey: claims.apiKey };
+      const caller: Caller = { accountId: claims.accountId, apiKey: claims.apiKey, accounts };
       res.locals.caller = caller;
     } catch (error) {
       await deps.rejected?.(req);

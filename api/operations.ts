@@ -13,6 +13,8 @@ import type { RequestValidators } from './request-validation';
 export interface Caller {
   accountId: string;
   apiKey: string;
+  /** Its own account and every account it manages, recursively, as read for this request. */
+  accounts: readonly string[];
 }
 
 export interface OperationContext {

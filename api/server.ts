@@ -8,7 +8,7 @@ import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
 import type { Caller } from './operations';
 import { compileRequestValidators, ajvOf } from './request-validation';
-import { accountsActingFor } from '../db/visibility';
+import { accountsOfActiveKey } from '../db/visibility';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
 import { CATALOGUE_TYPES } from './routes/catalogue';
@@ -20,8 +20,7 @@ import type { TemporalHandle, WorkflowStarter } from '../temporal/client';
 import { connectWorkflowStarter, runOutboxRelay } from '../temporal/client';
 import { createTokenService } from './token-service';
 import { SERVICE_VERSION } from './version';
-import { createKeyStates } from './authenticate';
-import { sharedFreshReads } from './fresh-reads';
+import { createCallerReads } from './authenticate';
 import { runHousekeeping } from './housekeeping';
 import { createIdempotency } from './idempotency';
 import { createListener } from './listener';
@@ -88,7 +87,9 @@ export async function startApi(options: {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshFamilyTtlSeconds: config.refreshFamilyTtlSeconds,
   });
-  const keys = createKeyStates({ isActive: (apiKey) => db.credentials.isApiKeyActive(apiKey) });
+  const callers = createCallerReads({
+    actingFor: (apiKey, accountId) => accountsOfActiveKey(db.sequelize, apiKey, accountId),
+  });
   const limits = createRateLimits({
     sequelize: db.sequelize,
     logger,
@@ -108,11 +109,9 @@ export async function startApi(options: {
     caller: (_req, caller) => limits.byAccount(caller.accountId),
   };
   const document = loadSpec();
-  const actingFor = sharedFreshReads((accountId) => accountsActingFor(db.sequelize, accountId));
-  const visibility = async (caller: Caller) => ({
-    accountId: caller.accountId,
-    accounts: await actingFor(caller.accountId),
-  });
+  // Read with the caller's key for every request (api/authenticate.ts).
+  const visibility = (caller: Caller) =>
+    Promise.resolve({ accountId: caller.accountId, accounts: caller.accounts });
   const registry = collectionRegistry(document);
   const ajv = ajvOf(document);
   const validators = compileRequestValidators(document, ajv);
@@ -129,7 +128,7 @@ export async function startApi(options: {
     ajv,
     validators,
     tokens,
-    keys,
+    callers,
     guards,
     idempotency: createIdempotency(db.idempotencyKeys),
     trustProxy: config.trustProxy,

@@ -26,6 +26,29 @@ export async function accountsActingFor(
 }
 
 /**
+ * What an authenticated request needs to know of its caller, in one query: the accounts it acts for
+ * (as `accountsActingFor`), or none when its API key has been revoked or is gone.
+ */
+export async function accountsOfActiveKey(
+  sequelize: Sequelize,
+  apiKey: string,
+  accountId: string,
+): Promise<string[]> {
+  const rows = await sequelize.query<{ id: string }>(
+    `WITH RECURSIVE managed (id, depth) AS (
+       SELECT id, 0 FROM accounts WHERE id = :accountId AND EXISTS (
+         SELECT 1 FROM api_keys k WHERE k.api_key = :apiKey AND k.account_id = :accountId AND k.revoked_at IS NULL
+       )
+       UNION
+       SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
+     )
+     SELECT DISTINCT id FROM managed`,
+    { replacements: { accountId, apiKey }, type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
  * The account `id` names, as far as a caller with `scope` may know it: one it acts for or a
  * discoverable one, matched exactly. Any other answers undefined, as an account that does not exist
  * does, so a reference to it in a body tells nothing of its existence.

@@ -35,7 +35,6 @@ export type RefreshOutcome =
 
 export function createCredentialRepository({ models, hashKey }: { models: Models; hashKey: Uint8Array }) {
   const hashSecret = (secret: string): string => createHmac('sha256', hashKey).update(secret).digest('hex');
-  // Asked for every authenticated request: plain SQL, without building a model instance.
   const isApiKeyActive = async (apiKey: string): Promise<boolean> => {
     const rows = await models.ApiKey.sequelize!.query<{ active: number }>(
       'SELECT 1 AS active FROM api_keys WHERE api_key = :apiKey AND revoked_at IS NULL',
@@ -76,8 +75,6 @@ export function createCredentialRepository({ models, hashKey }: { models: Models
       if (!row || !matches || row.revokedAt !== null) return null;
       return { apiKey: row.apiKey, accountId: row.accountId };
     },
-
-    isApiKeyActive,
 
     async revokeApiKey(apiKey: string): Promise<void> {
       await models.ApiKey.update({ revokedAt: new Date() }, { where: { apiKey, revokedAt: null } });

@@ -241,7 +241,7 @@ describe('generated writes', () => {
         log: anything,
         body: undefined,
         ...context,
-        caller: { accountId, apiKey: 'k' },
+        caller: { accountId, apiKey: 'k', accounts: [accountId] },
       });
 
   it('are the operations the family has a store for, named after it', () => {

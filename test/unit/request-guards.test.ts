@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createKeyStates } from '../../api/authenticate';
+import { createCallerReads } from '../../api/authenticate';
 import { runHousekeeping } from '../../api/housekeeping';
 import { createIdempotency, fingerprintOf } from '../../api/idempotency';
 import { addressKey } from '../../api/rate-limits';
@@ -8,31 +8,31 @@ import type { IdempotencyRepository } from '../../db/repositories/idempotency-re
 import { ValidationError } from '../../domain/errors';
 
 describe('request guards', () => {
-  describe('API key states', () => {
-    it('reads a key for every request, and a revocation stops the next one', async () => {
+  describe('callers', () => {
+    it('reads what a caller acts for at every request, so a revocation stops the next one', async () => {
       const reads: string[] = [];
-      let active = true;
-      const keys = createKeyStates({
-        isActive: (key) => {
-          reads.push(key);
-          return Promise.resolve(active);
+      let accounts = ['acc-a', 'acc-b'];
+      const callers = createCallerReads({
+        actingFor: (apiKey, accountId) => {
+          reads.push(`${apiKey}/${accountId}`);
+          return Promise.resolve(accounts);
         },
       });
-      assert.equal(await keys.isActive('A'), true);
-      assert.equal(await keys.isActive('A'), true);
-      active = false;
-      assert.equal(await keys.isActive('A'), false);
-      assert.deepEqual(reads, ['A', 'A', 'A']);
+      assert.deepEqual(await callers.actingFor('K', 'acc-a'), ['acc-a', 'acc-b']);
+      accounts = [];
+      assert.deepEqual(await callers.actingFor('K', 'acc-a'), []);
+      assert.deepEqual(await callers.actingFor('L', 'acc-c'), []);
+      assert.deepEqual(reads, ['K/acc-a', 'K/acc-a', 'L/acc-c']);
     });
 
     it('does not remember a failed read', async () => {
       let fail = true;
-      const keys = createKeyStates({
-        isActive: () => (fail ? Promise.reject(new Error('database down')) : Promise.resolve(true)),
+      const callers = createCallerReads({
+        actingFor: () => (fail ? Promise.reject(new Error('database down')) : Promise.resolve(['acc-a'])),
       });
-      await assert.rejects(keys.isActive('B'), /database down/);
+      await assert.rejects(callers.actingFor('K', 'acc-a'), /database down/);
       fail = false;
-      assert.equal(await keys.isActive('B'), true);
+      assert.deepEqual(await callers.actingFor('K', 'acc-a'), ['acc-a']);
     });
   });
 
