@@ -11,6 +11,8 @@ import { dropDatabase, ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
 import { seedDemo } from '../db/seed';
 import { sparePort } from '../db/seed/catalogue';
+import { prepareOrders } from './bench-orders';
+import { BENCH_NAMESPACE, temporalAnswers, temporalDevServer } from './bench-temporal';
 import { selfTimeByPlace } from './cpu-profile';
 
 /**
@@ -38,6 +40,9 @@ const ROOT = path.resolve(__dirname, '..');
 const EXTRA_PORTS = 100_000;
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+/** Orders sent at once for the burst figure. */
+const BURST = 200;
+const TEMPORAL_ADDRESS = '127.0.0.1:8108';
 
 const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
@@ -68,6 +73,21 @@ async function addPorts(db: ReturnType<typeof openDatabase>): Promise<void> {
   }
 }
 
+/** The tables the write ceiling inserts into (scripts/bench-ceiling.ts), as wide as an order's. */
+async function prepareWriteCeiling(db: ReturnType<typeof openDatabase>): Promise<void> {
+  await db.sequelize.query(
+    'CREATE TABLE bench_ceiling_rows (id VARCHAR(64) PRIMARY KEY, body JSON NOT NULL, created_at DATETIME(3) NOT NULL)',
+  );
+  for (const [table, column] of [
+    ['bench_ceiling_events', 'payload'],
+    ['bench_ceiling_outbox', 'args'],
+  ]) {
+    await db.sequelize.query(
+      `CREATE TABLE ${table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, resource VARCHAR(64) NOT NULL, ${column} JSON NOT NULL, created_at DATETIME(3) NOT NULL)`,
+    );
+  }
+}
+
 function startProcess(script: string, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): ChildProcess {
   return spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
     cwd: ROOT,
@@ -76,17 +96,20 @@ function startProcess(script: string, env: NodeJS.ProcessEnv, nodeOptions: strin
   });
 }
 
-async function waitForUrl(url: string, headers: Record<string, string> = {}): Promise<void> {
+async function waitUntil(what: string, ready: () => Promise<boolean>): Promise<void> {
   for (let attempt = 0; attempt < 120; attempt += 1) {
     try {
-      if ((await fetch(url, { headers })).status < 500) return;
+      if (await ready()) return;
     } catch {
       // not listening yet
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`${url} did not answer`);
+  throw new Error(`${what} did not answer`);
 }
+
+const waitForUrl = (url: string, headers: Record<string, string> = {}) =>
+  waitUntil(url, async () => (await fetch(url, { headers })).status < 500);
 
 interface Figures {
   name: string;
@@ -109,6 +132,49 @@ async function measure(name: string, url: string, headers: Record<string, string
   };
 }
 
+/** Like `measure`, for POSTs of one JSON body. */
+async function measureWrite(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  options: { connections?: number; amount?: number } = {},
+): Promise<Figures> {
+  const request = {
+    url,
+    method: 'POST' as const,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  };
+  const connections = options.connections ?? CONNECTIONS;
+  if (!options.amount) await autocannon({ ...request, connections, duration: 2 });
+  const result = await autocannon({
+    ...request,
+    connections,
+    // A slow answer is an answer: only a refusal or a dropped connection counts as not accepted.
+    timeout: 60,
+    ...(options.amount ? { amount: options.amount } : { duration: DURATION_SECONDS }),
+  });
+  return {
+    name,
+    requests: options.amount ? result.requests.total / (result.duration || 1) : result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+function printTable(results: readonly Figures[], ceiling: number): void {
+  process.stdout.write(
+    `${'target'.padEnd(62)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'of ceiling'.padStart(11)} errors\n`,
+  );
+  for (const r of results) {
+    process.stdout.write(
+      `${r.name.padEnd(62)} ${r.requests.toFixed(0).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${`${((r.requests / ceiling) * 100).toFixed(0)}%`.padStart(11)} ${r.errors}\n`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const databaseUrl = `mysql://root@127.0.0.1:3306/ixapi_bench_${randomBytes(3).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
@@ -116,12 +182,17 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl,
     TOKEN_SIGNING_KEY: randomBytes(32).toString('base64'),
     API_SECRET_HASH_KEY: randomBytes(32).toString('base64'),
-    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:1',
+    // A POST answers once its workflow is started: the writes need a Temporal server (no worker).
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? BENCH_NAMESPACE,
     LOG_LEVEL: 'silent',
     PORT: '8101',
     HOST: '127.0.0.1',
     // One account sends every request: its limit is counted, as in production, but never reached.
     RATE_LIMIT_PER_ACCOUNT: '1000000/1s',
+    // The write measurements order thousands of connections as one customer.
+    QUOTA_PORTS: '0',
+    QUOTA_OPEN_ORDERS: '0',
   };
   const children: ChildProcess[] = [];
   log(
@@ -134,9 +205,16 @@ async function main(): Promise<void> {
   });
   try {
     await migrate(db.sequelize);
-    const [credential] = await seedDemo(db);
+    const credentials = await seedDemo(db);
+    const [credential] = credentials;
     await addPorts(db);
+    await prepareWriteCeiling(db);
 
+    if (!process.env.TEMPORAL_ADDRESS) {
+      const temporal = temporalDevServer(Number(TEMPORAL_ADDRESS.split(':')[1]));
+      children.push(spawn(temporal.command, temporal.args, { stdio: 'ignore' }));
+      await waitUntil('the Temporal dev server', () => temporalAnswers(TEMPORAL_ADDRESS));
+    }
     // BENCH_PROFILE=1: the metered API writes a V8 CPU profile when it stops.
     const profileDir = process.env.BENCH_PROFILE
       ? mkdtempSync(path.join(tmpdir(), 'ixapi-bench-profile-'))
@@ -236,17 +314,44 @@ async function main(): Promise<void> {
       ),
     );
 
+    // Writes last, so that the orders they leave change none of the reads above.
+    const customer = credentials.find((c) => c.role === 'customer');
+    if (!customer) throw new Error('the demo exchange has no customer account');
+    const { api: ordering, orderBody } = await prepareOrders(api, customer, 'po-connection-fra-10g');
+    const order = orderBody('api');
+    const writes: Figures[] = [];
+    writes.push(
+      await measureWrite(
+        'ceiling: bare Express, one transaction of 3 inserts',
+        'http://127.0.0.1:8102/write',
+        {},
+        order,
+      ),
+    );
+    writes.push(await measureWrite('POST /connections', `${api}/connections`, ordering.headers, order));
+    writes.push(
+      await measureWrite(
+        `POST /connections, ${BURST} at once`,
+        `${api}/connections`,
+        ordering.headers,
+        order,
+        {
+          connections: BURST,
+          amount: BURST,
+        },
+      ),
+    );
+
     const ceiling = results[0].requests;
     process.stdout.write('\n');
-    process.stdout.write(
-      `${'target'.padEnd(62)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'of ceiling'.padStart(11)} errors\n`,
-    );
-    for (const r of results) {
-      process.stdout.write(
-        `${r.name.padEnd(62)} ${r.requests.toFixed(0).padStart(9)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${`${((r.requests / ceiling) * 100).toFixed(0)}%`.padStart(11)} ${r.errors}\n`,
-      );
-    }
+    printTable(results, ceiling);
+    process.stdout.write('\n');
+    printTable(writes, writes[0].requests);
     const [, read, first, deep, viaNext, unmeteredRead, readAgain, tracedRead] = results;
+    const [writeCeiling, orders, burst] = writes;
+    process.stdout.write(
+      `\nwrites: POST /connections makes ${((orders.requests / writeCeiling.requests) * 100).toFixed(0)}% of the write ceiling (aim: 50% or more); ${BURST} orders at once: p99 ${burst.p99} ms (aim: 1,000 ms or less), ${burst.errors} not accepted\n`,
+    );
     const metered = (read.requests + readAgain.requests) / 2;
     process.stdout.write(
       `\nauthenticated read: ${((read.requests / ceiling) * 100).toFixed(0)}% of the ceiling (aim: 50% or more); deep page: ${((deep.requests / first.requests) * 100).toFixed(0)}% of the first page's throughput by offset, ${((viaNext.requests / first.requests) * 100).toFixed(0)}% through X-Pagination-Next (aim: about 100%)\n`,

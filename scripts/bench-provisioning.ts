@@ -26,10 +26,11 @@ import { migrate } from '../db/migrator';
 import { provisioningWorkflowId } from '../db/repositories/connection-repository';
 import { seedDemo } from '../db/seed';
 import { sparePort } from '../db/seed/catalogue';
-import { searchAttributeFlags } from '../domain/search-attributes';
 import { createCeilingActivities, prepareCeilingTable } from './bench-ceiling/activities';
+import type { Api } from './bench-orders';
+import { BenchError, prepareOrders } from './bench-orders';
+import { BENCH_NAMESPACE, temporalAnswers, temporalDevServer } from './bench-temporal';
 import type { ceilingWorkflow } from './bench-ceiling/workflows';
-import { findTemporalCli } from './temporal-cli';
 
 /**
  * `npm run bench:provisioning`: how fast this machine takes connection orders from POST to
@@ -40,7 +41,7 @@ import { findTemporalCli } from './temporal-cli';
  */
 
 const ROOT = path.resolve(__dirname, '..');
-const NAMESPACE = 'ixapi';
+const NAMESPACE = BENCH_NAMESPACE;
 /** Orders of the small batches go this many at a time: nearly sequential, as one client orders. */
 const BATCH_CONCURRENCY = 2;
 /** How often the database is asked which orders reached production. */
@@ -53,7 +54,6 @@ const WARM_UP_ORDERS = 2;
 const say = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
 /** The benchmark cannot run (as opposed to figures that fall short). */
-class BenchError extends Error {}
 
 function wholeNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -73,8 +73,6 @@ function readSettings() {
     logLevel: process.env.BENCH_LOG_LEVEL || 'warn',
   };
 }
-
-type Settings = ReturnType<typeof readSettings>;
 
 // ---------------------------------------------------------------------------------------------
 // Everything that must go away at the end, whatever happens.
@@ -287,36 +285,10 @@ async function addSparePorts(database: Database, facts: OfferingFacts, count: nu
 async function startTemporal(): Promise<string> {
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const cli = findTemporalCli();
-  say(`starting the Temporal dev server (${cli}) on ${address}`);
-  startChild(
-    'temporal',
-    cli,
-    [
-      'server',
-      'start-dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--headless',
-      '--namespace',
-      NAMESPACE,
-      '--log-level',
-      'error',
-      ...searchAttributeFlags().flatMap((flag) => ['--search-attribute', flag]),
-    ],
-    process.env,
-  );
-  await waitFor('the Temporal server', async () => {
-    const connection = await Connection.connect({ address, connectTimeout: 1000 });
-    try {
-      await connection.workflowService.describeNamespace({ namespace: NAMESPACE });
-      return true;
-    } finally {
-      await connection.close();
-    }
-  });
+  const server = temporalDevServer(port);
+  say(`starting the Temporal dev server (${server.command}) on ${address}`);
+  startChild('temporal', server.command, server.args, process.env);
+  await waitFor('the Temporal server', () => temporalAnswers(address));
   return address;
 }
 
@@ -347,83 +319,6 @@ interface Order {
   productionEpochMs?: number;
   /** A state it stopped in instead (error, operator, …). */
   stuckIn?: string;
-}
-
-interface Api {
-  base: string;
-  headers: Record<string, string>;
-}
-
-async function getJson<T>(api: Api, pathAndQuery: string): Promise<T> {
-  const response = await fetch(`${api.base}${pathAndQuery}`, { headers: api.headers });
-  const text = await response.text();
-  if (response.status !== 200)
-    throw new BenchError(`GET ${pathAndQuery} answered ${response.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
-}
-
-/** Logs in as the demo's first customer and works out an order its offering accepts. */
-async function prepareOrders(
-  base: string,
-  credential: { apiKey: string; apiSecret: string; accountId: string },
-  settings: Settings,
-): Promise<{ api: Api; orderBody: (tag: string) => Record<string, unknown> }> {
-  const tokenResponse = await fetch(`${base}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ api_key: credential.apiKey, api_secret: credential.apiSecret }),
-  });
-  if (!tokenResponse.ok)
-    throw new BenchError(`POST /auth/token answered ${tokenResponse.status}: ${await tokenResponse.text()}`);
-  const { access_token } = (await tokenResponse.json()) as { access_token: string };
-  const api: Api = { base, headers: { authorization: `Bearer ${access_token}` } };
-
-  const offering = await getJson<{
-    required_contact_roles?: string[];
-    cross_connect_initiator?: string | null;
-  }>(api, `/product-offerings/${encodeURIComponent(settings.offering)}`);
-  if (offering.cross_connect_initiator === 'subscriber')
-    throw new BenchError(
-      `BENCH_OFFERING: ${settings.offering} waits for the subscriber's cross-connect, so no order reaches production by itself; choose one whose cross-connect the exchange orders`,
-    );
-  const account = credential.accountId;
-  const contacts = await getJson<Array<{ id: string }>>(
-    api,
-    `/contacts?consuming_account=${encodeURIComponent(account)}`,
-  );
-  const ours = new Set(contacts.map((c) => c.id));
-  const assignments = (
-    await getJson<Array<{ id: string; role: string; contact: string }>>(api, '/role-assignments')
-  ).filter((a) => ours.has(a.contact));
-  const roleAssignments: string[] = [];
-  for (const role of offering.required_contact_roles ?? []) {
-    const assignment = assignments.find((a) => a.role === role);
-    if (!assignment) throw new BenchError(`${account} has no contact in the role ${role} the offering needs`);
-    roleAssignments.push(assignment.id);
-  }
-  const billing = await getJson<{ billing_information?: unknown }>(
-    api,
-    `/accounts/${encodeURIComponent(account)}`,
-  );
-  if (!billing.billing_information) throw new BenchError(`${account} has no billing information`);
-  const demarcs = offering.cross_connect_initiator === 'exchange';
-  say(
-    `ordering as ${account}: ${settings.offering}, role assignments ${roleAssignments.join(', ') || 'none'}${demarcs ? ', with a subscriber-side demarc' : ''}`,
-  );
-  return {
-    api,
-    orderBody: (tag) => ({
-      managing_account: account,
-      consuming_account: account,
-      billing_account: account,
-      role_assignments: roleAssignments,
-      product_offering: settings.offering,
-      mode: 'standalone',
-      port_quantity: 1,
-      subscriber_side_demarcs: demarcs ? [`bench cage 1, panel ${tag}`] : [],
-      external_ref: `bench-${tag}`,
-    }),
-  };
 }
 
 /** One order over HTTP; never throws: what went wrong is in `problem`. */
@@ -696,7 +591,7 @@ async function main(): Promise<void> {
   await waitForPollers(client, env.TEMPORAL_TASK_QUEUE!, 'the worker');
   say('API healthy, worker polling');
 
-  const { api, orderBody } = await prepareOrders(base, credential, settings);
+  const { api, orderBody } = await prepareOrders(base, credential, settings.offering);
   const deadline = () => performance.now() + settings.timeoutSeconds * 1000;
 
   // An idle system: a small batch, nearly sequential, then let it come to rest.

@@ -6,6 +6,8 @@ import { allocatingTransaction } from '../transactions';
 
 /** How long an order keeps looking while the ports it could take are held by orders in flight. */
 const PATIENCE_MS = 15_000;
+/** How many spare ports of a device are counted at most when devices are ranked by room left. */
+const SPARE_COUNT_CAP = 64;
 
 /** Where the ports of a connection must be, and what they must be like. */
 export interface PortDemand {
@@ -99,14 +101,37 @@ export function createPortAllocation(sequelize: Sequelize) {
       const spare = `connection IS NULL AND managing_account = :exchange AND speed = :speed
         AND state = 'production' AND pop IN (:pops)${demand.device ? ' AND device = :onDevice' : ''}`;
       const replacements = { ...demand, ...demand.accounts, pops, onDevice: demand.device ?? null };
-      // Devices with enough spare ports, fullest first so bundles keep devices compact. Read
-      // committed: each attempt sees what other orders committed meanwhile.
-      const candidates = () =>
-        sequelize.query<{ device: string }>(
-          `SELECT device FROM ports WHERE ${spare} GROUP BY device HAVING COUNT(*) >= :quantity
-           ORDER BY COUNT(*) ASC, device`,
+      // Devices with enough spare ports, fullest first so bundles keep devices compact. Each
+      // device's spare ports are counted up to SPARE_COUNT_CAP only (through the spare-port index),
+      // so an exchange with thousands of spare ports pays as little as one with a few: devices
+      // with more than that many count as equally roomy. Read committed: each attempt sees what
+      // other orders committed meanwhile.
+      const devices = (
+        await sequelize.query<{ id: string }>(
+          `SELECT id FROM devices WHERE pop IN (:pops)${demand.device ? ' AND id = :onDevice' : ''} ORDER BY id`,
           { replacements, type: QueryTypes.SELECT, transaction },
-        );
+        )
+      ).map((row) => row.id);
+      if (!devices.length) throw noPorts();
+      const cap = Math.max(demand.quantity, SPARE_COUNT_CAP);
+      const counted = devices
+        .map(
+          (_, i) =>
+            `SELECT :device${i} AS device, COUNT(*) AS spare FROM (SELECT 1 FROM ports WHERE ${spare} AND device = :device${i} LIMIT ${cap}) x`,
+        )
+        .join(' UNION ALL ');
+      const named = Object.fromEntries(devices.map((device, i) => [`device${i}`, device]));
+      const candidates = async () =>
+        (
+          await sequelize.query<{ device: string; spare: number | string }>(counted, {
+            replacements: { ...replacements, ...named },
+            type: QueryTypes.SELECT,
+            transaction,
+          })
+        )
+          .map((row) => ({ device: row.device, spare: Number(row.spare) }))
+          .filter((row) => row.spare >= demand.quantity)
+          .sort((a, b) => a.spare - b.spare || (a.device < b.device ? -1 : a.device > b.device ? 1 : 0));
       for (const deadline = Date.now() + PATIENCE_MS; Date.now() < deadline;) {
         const devices = await candidates();
         if (!devices.length) break;

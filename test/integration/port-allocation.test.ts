@@ -132,6 +132,31 @@ describe('port allocation', () => {
     assert.deepEqual(await portsOf('conn-alloc-huge'), []);
   });
 
+  it('fills the device with the least room first, so that roomy devices stay roomy', async () => {
+    const spare = await query<PortRow>(
+      `SELECT * FROM ports WHERE pop = :pop AND speed = :speed AND connection IS NULL AND managing_account = :exchange
+       ORDER BY device DESC, id`,
+      { pop, speed, exchange: EXCHANGE },
+    );
+    const devices = [...new Set(spare.map((port) => port.device))];
+    assert.ok(devices.length >= 2, 'two devices with spare ports');
+    // The last device by id keeps one spare port, the others two or more: the order lands on it.
+    const tight = devices[0];
+    const keep = [
+      ...spare.filter((port) => port.device === tight).slice(0, 1),
+      ...devices.slice(1).flatMap((device) => spare.filter((port) => port.device === device).slice(0, 2)),
+    ].map((port) => port.id);
+    await stack().db.sequelize.query(
+      `UPDATE ports SET connection = :hold WHERE pop = :pop AND speed = :speed AND connection IS NULL
+       AND managing_account = :exchange AND id NOT IN (:keep)`,
+      { replacements: { hold: HOLD, pop, speed, exchange: EXCHANGE, keep } },
+    );
+    assert.equal((await allocate(demand('conn-alloc-tight', 1))).device, tight);
+    // Now no device has a single spare port left but two: the first by id is taken.
+    const [roomy] = devices.slice(1).sort();
+    assert.equal((await allocate(demand('conn-alloc-roomy', 1))).device, roomy);
+  });
+
   it('takes ports anywhere in the metro area network when the offering names no PoP', async () => {
     const allocated = await allocate(demand('conn-alloc-man', 1, { pop: null }));
     const [pops] = await query<{ man: string }>(
