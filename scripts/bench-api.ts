@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { QueryTypes } from 'sequelize';
 import { openDatabase } from '../db';
 import { dropDatabase, ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
@@ -86,6 +87,58 @@ async function prepareWriteCeiling(db: ReturnType<typeof openDatabase>): Promise
       `CREATE TABLE ${table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, resource VARCHAR(64) NOT NULL, ${column} JSON NOT NULL, created_at DATETIME(3) NOT NULL)`,
     );
   }
+}
+
+/**
+ * Runs `work` while sampling the statements the database is running on `table` for other sessions
+ * (every 50 ms, from the process list): the queries an API ran, exactly as it sent them.
+ */
+async function whileSampling<T>(
+  db: ReturnType<typeof openDatabase>,
+  table: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; statements: string[] }> {
+  const seen = new Map<string, string>();
+  let running = true;
+  const sampling = (async () => {
+    while (running) {
+      const rows = await db.sequelize.query<{ info: string }>(
+        `SELECT INFO AS info FROM information_schema.PROCESSLIST
+         WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO LIKE 'SELECT%'`,
+        { type: QueryTypes.SELECT },
+      );
+      for (const { info } of rows) {
+        // One of each shape: the values differ from request to request, the plan does not.
+        const shape = info.replace(/'[^']*'|\b\d+\b/g, '?').replace(/\s+/g, ' ');
+        if (new RegExp(`\\bFROM ${table}\\b`).test(info) && !seen.has(shape)) seen.set(shape, info);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  try {
+    return { result: await work(), statements: [...seen.values()] };
+  } finally {
+    running = false;
+    await sampling;
+  }
+}
+
+/** Each statement with its EXPLAIN, as text. */
+async function explained(
+  db: ReturnType<typeof openDatabase>,
+  statements: readonly string[],
+): Promise<string> {
+  let text = '';
+  for (const statement of statements) {
+    const plan = await db.sequelize.query<Record<string, unknown>>(`EXPLAIN ${statement}`, {
+      type: QueryTypes.SELECT,
+    });
+    text += `\n${statement.replace(/\s+/g, ' ')}\n`;
+    for (const row of plan) {
+      text += `  ${['id', 'select_type', 'table', 'type', 'key', 'rows', 'Extra'].map((column) => `${column}=${String(row[column])}`).join(' ')}\n`;
+    }
+  }
+  return text || '\n(no list statement was caught running)\n';
 }
 
 function startProcess(script: string, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): ChildProcess {
@@ -278,13 +331,15 @@ async function main(): Promise<void> {
     results.push(
       await measure('GET /facilities/{id} (authenticated)', `${api}/facilities/fac-fra-kleyer`, auth),
     );
-    results.push(
-      await measure(
+    const firstPage = await whileSampling(db, 'ports', () =>
+      measure(
         'GET /ports?speed=…&page_limit=100 (first page)',
         `${api}/ports?speed=10000&page_limit=100`,
         auth,
       ),
     );
+    results.push(firstPage.result);
+    const plans = await explained(db, firstPage.statements);
     results.push(
       await measure(
         `GET /ports?speed=…&page_limit=100&page_offset=${deepOffset} (deep page)`,
@@ -361,6 +416,9 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       `tracing: the traced authenticated read (every span exported, ${(sink.bytes() / 1e6).toFixed(1)} MB of OTLP sent) makes ${((tracedRead.requests / metered) * 100).toFixed(1)}% of the metered one's throughput\n`,
+    );
+    process.stdout.write(
+      `\nthe statements of the first page's measurement, as the API ran them, and how MariaDB runs them:\n${plans}`,
     );
     sink.close();
     if (profileDir) {
