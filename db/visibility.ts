@@ -4,48 +4,53 @@ import type { Scope } from '../domain/authority';
 import { accessToAccount, canSee } from '../domain/authority';
 
 /**
- * The accounts an API user acts for: its own and every account it manages, directly or through
- * managed accounts in turn. One recursive query; the hierarchy has no cycles (writes refuse them),
- * and the depth bound keeps a damaged hierarchy from looping.
+ * The accounts below the account `anchor` selects (an SQL condition on `accounts`), itself included:
+ * directly or through managed accounts in turn. One recursive query; the hierarchy has no cycles
+ * (writes refuse them), and the depth bound keeps a damaged hierarchy from looping.
  */
-export async function accountsActingFor(
+async function accountTree(
   sequelize: Sequelize,
-  accountId: string,
+  anchor: string,
+  replacements: Record<string, unknown>,
   transaction?: Transaction,
 ): Promise<string[]> {
   const rows = await sequelize.query<{ id: string }>(
     `WITH RECURSIVE managed (id, depth) AS (
-       SELECT id, 0 FROM accounts WHERE id = :accountId
+       SELECT id, 0 FROM accounts WHERE ${anchor}
        UNION
        SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
      )
      SELECT DISTINCT id FROM managed`,
-    { replacements: { accountId }, type: QueryTypes.SELECT, transaction },
+    { replacements, type: QueryTypes.SELECT, transaction },
   );
   return rows.map((row) => row.id);
+}
+
+/** The accounts an API user acts for: its own and every account it manages, recursively. */
+export function accountsActingFor(
+  sequelize: Sequelize,
+  accountId: string,
+  transaction?: Transaction,
+): Promise<string[]> {
+  return accountTree(sequelize, 'id = :accountId', { accountId }, transaction);
 }
 
 /**
  * What an authenticated request needs to know of its caller, in one query: the accounts it acts for
  * (as `accountsActingFor`), or none when its API key has been revoked or is gone.
  */
-export async function accountsOfActiveKey(
+export function accountsOfActiveKey(
   sequelize: Sequelize,
   apiKey: string,
   accountId: string,
 ): Promise<string[]> {
-  const rows = await sequelize.query<{ id: string }>(
-    `WITH RECURSIVE managed (id, depth) AS (
-       SELECT id, 0 FROM accounts WHERE id = :accountId AND EXISTS (
-         SELECT 1 FROM api_keys k WHERE k.api_key = :apiKey AND k.account_id = :accountId AND k.revoked_at IS NULL
-       )
-       UNION
-       SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
-     )
-     SELECT DISTINCT id FROM managed`,
-    { replacements: { accountId, apiKey }, type: QueryTypes.SELECT },
+  return accountTree(
+    sequelize,
+    `id = :accountId AND EXISTS (
+       SELECT 1 FROM api_keys k WHERE k.api_key = :apiKey AND k.account_id = :accountId AND k.revoked_at IS NULL
+     )`,
+    { accountId, apiKey },
   );
-  return rows.map((row) => row.id);
 }
 
 /**

@@ -2,7 +2,7 @@
 
 const say = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
-/** A failure of the benchmark's own setting up, reported without a stack. */
+/** The benchmark cannot run (as opposed to figures that fall short); reported without a stack. */
 export class BenchError extends Error {}
 
 export interface Api {

@@ -41,7 +41,6 @@ import type { ceilingWorkflow } from './bench-ceiling/workflows';
  */
 
 const ROOT = path.resolve(__dirname, '..');
-const NAMESPACE = BENCH_NAMESPACE;
 /** Orders of the small batches go this many at a time: nearly sequential, as one client orders. */
 const BATCH_CONCURRENCY = 2;
 /** How often the database is asked which orders reached production. */
@@ -52,8 +51,6 @@ const ECHO_LINES = 10;
 const WARM_UP_ORDERS = 2;
 
 const say = (message: string) => process.stdout.write(`[bench] ${message}\n`);
-
-/** The benchmark cannot run (as opposed to figures that fall short). */
 
 function wholeNumber(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -296,7 +293,7 @@ async function startTemporal(): Promise<string> {
 function waitForPollers(client: Client, taskQueue: string, what: string): Promise<void> {
   return waitFor(what, async () => {
     const { pollers } = await client.workflowService.describeTaskQueue({
-      namespace: NAMESPACE,
+      namespace: BENCH_NAMESPACE,
       taskQueue: { name: taskQueue },
     });
     return (pollers?.length ?? 0) > 0;
@@ -475,7 +472,7 @@ async function runCeiling(
   nativeConnection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection: nativeConnection,
-    namespace: NAMESPACE,
+    namespace: BENCH_NAMESPACE,
     taskQueue,
     workflowsPath: require.resolve('./bench-ceiling/workflows'),
     activities: createCeilingActivities(database.sequelize),
@@ -538,7 +535,7 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl,
     TOKEN_SIGNING_KEY: randomBytes(32).toString('base64'),
     API_SECRET_HASH_KEY: randomBytes(32).toString('base64'),
-    TEMPORAL_NAMESPACE: NAMESPACE,
+    TEMPORAL_NAMESPACE: BENCH_NAMESPACE,
     TEMPORAL_TASK_QUEUE: `ixapi-bench-${suffix}`,
     LOG_LEVEL: settings.logLevel,
     HOST: '127.0.0.1',
@@ -566,7 +563,7 @@ async function main(): Promise<void> {
 
   const address = await startTemporal();
   temporalConnection = await Connection.connect({ address });
-  const client = new Client({ connection: temporalConnection, namespace: NAMESPACE });
+  const client = new Client({ connection: temporalConnection, namespace: BENCH_NAMESPACE });
   const apiPort = await freePort();
   env.TEMPORAL_ADDRESS = address;
   env.PORT = String(apiPort);

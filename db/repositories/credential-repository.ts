@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'sequelize';
-import { Op, QueryTypes } from 'sequelize';
+import { Op } from 'sequelize';
 import type { Models } from '../models';
 
 const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
@@ -36,11 +36,8 @@ export type RefreshOutcome =
 export function createCredentialRepository({ models, hashKey }: { models: Models; hashKey: Uint8Array }) {
   const hashSecret = (secret: string): string => createHmac('sha256', hashKey).update(secret).digest('hex');
   const isApiKeyActive = async (apiKey: string): Promise<boolean> => {
-    const rows = await models.ApiKey.sequelize!.query<{ active: number }>(
-      'SELECT 1 AS active FROM api_keys WHERE api_key = :apiKey AND revoked_at IS NULL',
-      { replacements: { apiKey }, type: QueryTypes.SELECT },
-    );
-    return rows.length > 0;
+    const row = (await models.ApiKey.findByPk(apiKey, { attributes: ['revokedAt'] }))?.get({ plain: true });
+    return row !== undefined && row.revokedAt === null;
   };
 
   return {

@@ -106,21 +106,21 @@ export function createPortAllocation(sequelize: Sequelize) {
       // so an exchange with thousands of spare ports pays as little as one with a few: devices
       // with more than that many count as equally roomy. Read committed: each attempt sees what
       // other orders committed meanwhile.
-      const devices = (
+      const atPops = (
         await sequelize.query<{ id: string }>(
           `SELECT id FROM devices WHERE pop IN (:pops)${demand.device ? ' AND id = :onDevice' : ''} ORDER BY id`,
           { replacements, type: QueryTypes.SELECT, transaction },
         )
       ).map((row) => row.id);
-      if (!devices.length) throw noPorts();
+      if (!atPops.length) throw noPorts();
       const cap = Math.max(demand.quantity, SPARE_COUNT_CAP);
-      const counted = devices
+      const counted = atPops
         .map(
           (_, i) =>
             `SELECT :device${i} AS device, COUNT(*) AS spare FROM (SELECT 1 FROM ports WHERE ${spare} AND device = :device${i} LIMIT ${cap}) x`,
         )
         .join(' UNION ALL ');
-      const named = Object.fromEntries(devices.map((device, i) => [`device${i}`, device]));
+      const named = Object.fromEntries(atPops.map((device, i) => [`device${i}`, device]));
       const candidates = async () =>
         (
           await sequelize.query<{ device: string; spare: number | string }>(counted, {
