@@ -26,6 +26,13 @@ case "$tier" in
       test/integration/network-feature-configs.test.ts
       test/integration/conformance-selftest.test.ts
       test/integration/authorisation-matrix.test.ts
+      test/integration/network-services.test.ts
+      test/integration/connection-lifecycle.test.ts
+      test/integration/client-round-trips.test.ts
+      test/integration/virtual-circuit-configs.test.ts
+      test/integration/event-payloads.test.ts
+      test/integration/quotas.test.ts
+      test/integration/statistics.test.ts
     )
     ;;
 esac

@@ -1,46 +1,52 @@
 #!/usr/bin/env bash
-# `npm test`: lint, type check and the production build, then the integration tests against a real
-# MariaDB and a real Temporal dev server (started by the suite itself), with the unit and workflow
-# tests beside them. Ends with one line counting every test.
+# `npm test`: the production build, then the integration tests against a real MariaDB and a real
+# Temporal dev server (started by the suite itself), with everything else beside them at a lower CPU
+# priority: lint, formatting, the OpenAPI document, the type check, and the unit and workflow tests.
+# Ends with one line counting every test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-temporal.sh || exit 1
 
 step() { printf '\n== %s\n' "$*"; }
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
 
-# The checks that need nothing running (lint, formatting, the OpenAPI document, the type check and
-# the production build) run at once, each into a log of its own shown in order once all are done: on
-# two cores they take about as long as the longest, ESLint. The build is the production build: the
-# image runs what it emits, and integration tests start dist/ processes. It emits without checking
-# types, which the type check beside it does for every file.
-checks=(lint:code lint:format lint:spec typecheck build)
+# The production build comes first: the image runs what it emits, and integration tests start dist/
+# processes. It emits without checking types, which the type check does for every file.
+step "build"
+npm run --silent build -- --no-check || exit 1
+
+# The integration tier waits on workflows, the database and timers much of its time and is the
+# longest: it runs in the foreground at normal priority, and the rest runs beside it, each into a log
+# of its own shown once all are done, `nice`d so that it takes the cores the integration tier leaves
+# idle rather than slowing it down. The unit and workflow tiers keep timers of their own: they come
+# before the checks, which wait for nothing.
 declare -A command=(
+  [unit]="bash scripts/mocha-tier.sh unit"
+  [workflows]="bash scripts/mocha-tier.sh workflows"
   [lint:code]="npm run --silent lint:code"
   [lint:format]="npm run --silent lint:format"
   [lint:spec]="npm run --silent lint:spec"
   [typecheck]="npm run --silent typecheck"
-  [build]="npm run --silent build -- --no-check"
 )
-logs="$(mktemp -d)"
-for check in "${checks[@]}"; do
+declare -A niceness=([unit]=10 [workflows]=10 [lint:code]=19 [lint:format]=19 [lint:spec]=19 [typecheck]=19)
+beside=(lint:code lint:format lint:spec typecheck unit workflows)
+for job in "${beside[@]}"; do
   (
-    ${command[$check]} >"$logs/$check" 2>&1
-    echo $? >"$logs/$check.code"
-    echo "$SECONDS" >"$logs/$check.end"
+    echo "$SECONDS" >"$logs/$job.start"
+    nice -n "${niceness[$job]}" ${command[$job]} >"$logs/$job" 2>&1
+    echo $? >"$logs/$job.code"
+    echo "$SECONDS" >"$logs/$job.end"
   ) &
 done
-wait
-checked=0
-for check in "${checks[@]}"; do
-  step "$check (done after $(cat "$logs/$check.end") s)"
-  cat "$logs/$check"
-  [ "$(cat "$logs/$check.code")" = 0 ] || checked=1
-done
-[ "$checked" = 0 ] || { rm -rf "$logs"; exit 1; }
 
-# The integration tier waits on workflows and the database much of its time: the unit and workflow
-# tiers run beside it, into logs of their own shown once it is done.
+step "integration tests (from $SECONDS s)"
+bash scripts/mocha-tier.sh integration 2>&1 | tee "$logs/integration"
+integration=${PIPESTATUS[0]}
+integrated=$SECONDS
+wait
+
 passed=0
 failed=0
 status=0
@@ -56,27 +62,16 @@ count() {
     [ -n "$f" ] || failed=$((failed + 1))
   fi
 }
-for suite in unit workflows; do
-  (
-    started=$SECONDS
-    bash scripts/mocha-tier.sh "$suite" >"$logs/$suite" 2>&1
-    echo $? >"$logs/$suite.code"
-    echo "$started" >"$logs/$suite.start"
-    echo "$SECONDS" >"$logs/$suite.end"
-  ) &
-done
-step "integration tests (from $SECONDS s)"
-bash scripts/mocha-tier.sh integration 2>&1 | tee "$logs/integration"
-integration=${PIPESTATUS[0]}
-integrated=$SECONDS
-wait
-for suite in unit workflows; do
-  step "$suite tests (from $(cat "$logs/$suite.start") s to $(cat "$logs/$suite.end") s, beside the integration tests)"
-  cat "$logs/$suite"
-  count "$logs/$suite" "$(cat "$logs/$suite.code")"
+for job in "${beside[@]}"; do
+  step "$job (from $(cat "$logs/$job.start") s to $(cat "$logs/$job.end") s, beside the integration tests)"
+  cat "$logs/$job"
+  code=$(cat "$logs/$job.code")
+  case "$job" in
+    unit | workflows) count "$logs/$job" "$code" ;;
+    *) [ "$code" = 0 ] || { status=1; echo "$job failed (exit $code)"; } ;;
+  esac
 done
 count "$logs/integration" "$integration"
-rm -rf "$logs"
 
 printf '\n%s\n' "the integration tests ended after $integrated s"
 printf '%s\n' "npm test took $((SECONDS / 60)) min $((SECONDS % 60)) s"
