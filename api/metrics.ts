@@ -102,6 +102,8 @@ export function createApiMetrics(deps: {
     name: `${METRICS_PREFIX}outbox_undelivered_messages`,
     help: 'Workflow starts and signals written to the outbox and not delivered to Temporal yet',
     registers: [registry],
+    // Every API process reads the same table: several processes' series are not summed (api/cluster.ts).
+    aggregator: 'max',
     async collect() {
       const backlog = await readBacklog();
       if (backlog) this.set(backlog.undelivered);
@@ -111,6 +113,8 @@ export function createApiMetrics(deps: {
     name: `${METRICS_PREFIX}outbox_oldest_undelivered_age_seconds`,
     help: 'Age of the oldest undelivered outbox message (0 when none waits)',
     registers: [registry],
+    // Every API process reads the same table: several processes' series are not summed (api/cluster.ts).
+    aggregator: 'max',
     async collect() {
       const backlog = await readBacklog();
       if (backlog) this.set(backlog.oldest ? Math.max(0, (now() - backlog.oldest.getTime()) / 1000) : 0);
@@ -124,6 +128,8 @@ export function createApiMetrics(deps: {
       help: 'Whether a dependency (database, temporal) answered its health probe at scrape time: 1 or 0',
       labelNames: ['dependency'],
       registers: [registry],
+      // Up only where every API process reaches it (api/cluster.ts).
+      aggregator: 'min',
       async collect() {
         try {
           const report = await health();

@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config/config';
 import type { Database } from '../db';
 import { loadSpec } from '../spec';
@@ -55,13 +56,26 @@ export async function startApi(options: {
   port?: number;
   /** Port of the metrics listener; defaults to METRICS_PORT (0 picks a free port, null: none). */
   metricsPort?: number | null;
+  /**
+   * In one of several API processes (api/cluster.ts): its series go to the primary, which serves
+   * them on METRICS_PORT with the others', and it opens no listener of its own.
+   */
+  metricsToPrimary?: (registry: Registry) => void;
   relayIntervalMs?: number;
   /** How old an undelivered workflow start must be before the relay takes it over. */
   relayGraceMs?: number;
 }): Promise<ApiService> {
   const { config, logger, db } = options;
-  const metricsPort = options.metricsPort === undefined ? config.metricsPort : options.metricsPort;
-  const metricsRegistry = metricsPort === null ? undefined : createMetricsRegistry();
+  const metricsPort = options.metricsToPrimary
+    ? null
+    : options.metricsPort === undefined
+      ? config.metricsPort
+      : options.metricsPort;
+  const metricsRegistry =
+    metricsPort === null && !(options.metricsToPrimary && config.metricsPort !== null)
+      ? undefined
+      : createMetricsRegistry();
+  if (metricsRegistry && options.metricsToPrimary) options.metricsToPrimary(metricsRegistry);
   const { temporal, starter } = connectWorkflowStarter({ config, outbox: db.outbox, logger });
   const checkHealth = createHealthCheck({
     releaseId: SERVICE_VERSION,

@@ -4,11 +4,14 @@
  */
 
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 export interface Config {
   nodeEnv: string;
   host: string;
   port: number;
+  /** API processes sharing the port on this host (API_PROCESSES); 1 runs the API in one process. */
+  apiProcesses: number;
   /** Public URL of the API base path (…/api/v2), used in links the API hands out. */
   publicBaseUrl: string;
   databaseUrl: string;
@@ -104,6 +107,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   { name: 'NODE_ENV', default: 'development', description: 'production enables the strictest checks' },
   { name: 'HOST', default: '0.0.0.0', description: 'interface the API listens on' },
   { name: 'PORT', default: '8000', description: 'TCP port of the API' },
+  {
+    name: 'API_PROCESSES',
+    default: 'auto',
+    description:
+      'API processes on one host, sharing PORT (a primary process starts them, restarts one that fails and serves their metrics together); auto: as many as the host has cores when NODE_ENV is production, else 1',
+  },
   {
     name: 'PUBLIC_BASE_URL',
     default: 'http://localhost:<PORT>/api/v2',
@@ -443,6 +452,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     nodeEnv: get('NODE_ENV'),
     host: get('HOST'),
     port,
+    apiProcesses: parseProcesses(get('API_PROCESSES'), get('NODE_ENV')),
     publicBaseUrl,
     databaseUrl: parseDatabaseUrl(get('DATABASE_URL')),
     databasePoolMax: parseInteger('DATABASE_POOL_MAX', get('DATABASE_POOL_MAX'), 1, 1000),
@@ -493,6 +503,20 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     metricsPort,
     temporalMetricsPort,
   };
+}
+
+/** The most API processes one host runs; more is a typo rather than a plan. */
+const MAX_API_PROCESSES = 256;
+
+function parseProcesses(raw: string, nodeEnv: string): number {
+  const value = raw.trim();
+  if (value === 'auto') return nodeEnv === 'production' ? availableParallelism() : 1;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_API_PROCESSES)
+    throw new ConfigError(
+      'API_PROCESSES',
+      `expected auto or a whole number from 1 to ${MAX_API_PROCESSES}, got "${raw}"`,
+    );
+  return Number(value);
 }
 
 /** The Temporal frontend to use: the configured one, or the local dev server the dev stack starts. */

@@ -18,10 +18,12 @@ import { selfTimeByPlace } from './cpu-profile';
 
 /**
  * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
- * a throw-away database holding the demo exchange plus 100,000 extra ports, with the API (metrics
- * on, as deployed), a second API without metrics (to price them), a third with tracing on, exporting
- * every span to a receiver in this process (to price tracing), and a bare Express "ceiling" server
- * (same JSON, no auth, database or validation) in their own processes.
+ * a throw-away database holding the demo exchange plus 100,000 extra ports (reads of ports are also
+ * measured at 10,000, and with BENCH_SCALE=large at 1,000,000), with the API (metrics on, as
+ * deployed), a second API without metrics (to price them), a third with tracing on, exporting every
+ * span to a receiver in this process (to price tracing), a fourth as two processes (API_PROCESSES=2),
+ * and bare Express "ceiling" servers (same JSON, no auth, database or validation; one and two
+ * processes) in their own processes.
  */
 
 /** An OTLP/HTTP receiver that takes every export and keeps nothing but a count of its bytes. */
@@ -39,6 +41,12 @@ async function startSpanSink(): Promise<{ url: string; bytes: () => number; clos
 
 const ROOT = path.resolve(__dirname, '..');
 const EXTRA_PORTS = 100_000;
+/**
+ * The numbers of extra ports at which the reads whose cost may grow with the table are measured:
+ * 10,000 before the main measurements and 100,000 with them; BENCH_SCALE=large adds 1,000,000 after them.
+ */
+const SMALL_SCALE = 10_000;
+const LARGE_SCALE = 1_000_000;
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 /** Orders sent at once for the burst figure. */
@@ -47,19 +55,20 @@ const TEMPORAL_ADDRESS = '127.0.0.1:8108';
 
 const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
-async function addPorts(db: ReturnType<typeof openDatabase>): Promise<void> {
+/** Adds the extra ports numbered `from` up to `to` (exclusive), in bulk. */
+async function addPorts(db: ReturnType<typeof openDatabase>, from: number, to: number): Promise<void> {
   const devices = (await db.sequelize.query('SELECT id, pop FROM devices ORDER BY id'))[0] as Array<{
     id: string;
     pop: string;
   }>;
   const now = new Date();
-  for (let start = 0; start < EXTRA_PORTS; start += 5000) {
+  for (let start = from; start < to; start += 5000) {
     const rows = [];
-    for (let i = start; i < Math.min(start + 5000, EXTRA_PORTS); i += 1) {
+    for (let i = start; i < Math.min(start + 5000, to); i += 1) {
       const device = devices[i % devices.length];
       rows.push({
         ...sparePort({
-          id: `port-bench-${String(i).padStart(6, '0')}`,
+          id: `port-bench-${String(i).padStart(7, '0')}`,
           device: device.id,
           pop: device.pop,
           name: `xe-1/0/${i}`,
@@ -228,6 +237,66 @@ function printTable(results: readonly Figures[], ceiling: number): void {
   }
 }
 
+/** The reads whose cost could grow with the number of ports, at one number of them. */
+interface ScaleFigures {
+  ports: number;
+  byId: Figures;
+  first: Figures;
+  deep: Figures;
+  viaNext: Figures;
+}
+
+/** Where the deep page lies: the last full page of the ports matching speed=10000. */
+async function deepPageOf(api: string, auth: Record<string, string>) {
+  const matching = Number(
+    (await fetch(`${api}/ports?speed=10000&page_limit=1`, { headers: auth })).headers.get(
+      'x-pagination-items',
+    ),
+  );
+  const offset = Math.max(100, Math.floor((matching - 100) / 100) * 100);
+  // A client walking X-Pagination-Next reaches the deep page by key rather than by offset.
+  const before = await fetch(`${api}/ports?speed=10000&page_limit=100&page_offset=${offset - 100}`, {
+    headers: auth,
+  });
+  return { matching, offset, viaNext: `${api}${before.headers.get('x-pagination-next')}` };
+}
+
+async function measureScale(ports: number, api: string, auth: Record<string, string>): Promise<ScaleFigures> {
+  const deep = await deepPageOf(api, auth);
+  log(
+    `measuring the reads at ${ports.toLocaleString()} extra ports (matching speed=10000: ${deep.matching})`,
+  );
+  return {
+    ports,
+    byId: await measure('GET /ports/{id}', `${api}/ports/port-bench-0000001`, auth),
+    first: await measure('first page', `${api}/ports?speed=10000&page_limit=100`, auth),
+    deep: await measure(
+      'deep page by offset',
+      `${api}/ports?speed=10000&page_limit=100&page_offset=${deep.offset}`,
+      auth,
+    ),
+    viaNext: await measure('deep page through X-Pagination-Next', deep.viaNext, auth),
+  };
+}
+
+function printScale(scales: readonly ScaleFigures[]): void {
+  const [base] = scales;
+  const cell = (figures: Figures, baseline: Figures) =>
+    `${figures.requests.toFixed(0)} (${((figures.requests / baseline.requests) * 100).toFixed(0)}%, p50 ${figures.p50})`.padStart(
+      24,
+    );
+  process.stdout.write(
+    `\n${'extra ports'.padEnd(12)} ${'GET /ports/{id}'.padStart(24)} ${'first page'.padStart(24)} ${'deep page, offset'.padStart(24)} ${'deep page, Next'.padStart(24)}\n`,
+  );
+  for (const scale of scales)
+    process.stdout.write(
+      `${scale.ports.toLocaleString().padEnd(12)} ${cell(scale.byId, base.byId)} ${cell(scale.first, base.first)} ${cell(scale.deep, base.deep)} ${cell(scale.viaNext, base.viaNext)}\n`,
+    );
+  process.stdout.write(
+    `(req/s, share of the figure at ${base.ports.toLocaleString()} extra ports, p50 ms; aim: by id and through Next about flat)\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const databaseUrl = `mysql://root@127.0.0.1:3306/ixapi_bench_${randomBytes(3).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
@@ -249,7 +318,7 @@ async function main(): Promise<void> {
   };
   const children: ChildProcess[] = [];
   log(
-    `preparing ${databaseUrl.split('/').pop()} with the demo exchange and ${EXTRA_PORTS.toLocaleString()} extra ports`,
+    `preparing ${databaseUrl.split('/').pop()} with the demo exchange and ${SMALL_SCALE.toLocaleString()} extra ports`,
   );
   await ensureDatabase(databaseUrl);
   const db = openDatabase({
@@ -260,7 +329,7 @@ async function main(): Promise<void> {
     await migrate(db.sequelize);
     const credentials = await seedDemo(db);
     const [credential] = credentials;
-    await addPorts(db);
+    await addPorts(db, 0, SMALL_SCALE);
     await prepareWriteCeiling(db);
 
     if (!process.env.TEMPORAL_ADDRESS) {
@@ -305,25 +374,35 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${access_token}` };
     const facility = await fetch(`${api}/facilities/fac-fra-kleyer`, { headers: auth });
     await waitForUrl('http://127.0.0.1:8102/facilities/fac-fra-kleyer');
-    await fetch('http://127.0.0.1:8102/set', { method: 'POST', body: await facility.text() });
+    const facilityBody = await facility.text();
+    await fetch('http://127.0.0.1:8102/set', { method: 'POST', body: facilityBody });
+    // Two processes sharing a port (API_PROCESSES), the API's and the ceiling's.
+    children.push(
+      startProcess('scripts/bench-ceiling.ts', {
+        ...env,
+        PORT: '8109',
+        CEILING_PROCESSES: '2',
+        CEILING_BODY: facilityBody,
+      }),
+    );
+    children.push(
+      startProcess('api/main.ts', { ...env, PORT: '8110', METRICS_PORT: '', API_PROCESSES: '2' }),
+    );
+    const twoProcesses = 'http://127.0.0.1:8110/api/v2';
 
-    const matching = Number(
-      (await fetch(`${api}/ports?speed=10000&page_limit=1`, { headers: auth })).headers.get(
-        'x-pagination-items',
-      ),
-    );
-    const deepOffset = Math.max(0, Math.floor((matching - 100) / 100) * 100);
-    log(
-      `measuring ${DURATION_SECONDS} s each with ${CONNECTIONS} connections (ports matching speed=10000: ${matching})`,
-    );
-    // A client walking X-Pagination-Next reaches the deep page by key rather than by offset.
-    const beforeDeep = await fetch(
-      `${api}/ports?speed=10000&page_limit=100&page_offset=${deepOffset - 100}`,
-      {
-        headers: auth,
-      },
-    );
-    const deepViaNext = `${api}${beforeDeep.headers.get('x-pagination-next')}`;
+    log(`measuring ${DURATION_SECONDS} s each with ${CONNECTIONS} connections`);
+    // The first figures would otherwise pay for the API's warm-up (its JIT, pools and caches).
+    await autocannon({
+      url: `${api}/ports/port-bench-0000001`,
+      headers: auth,
+      connections: CONNECTIONS,
+      duration: 5,
+    });
+    const scales: ScaleFigures[] = [await measureScale(SMALL_SCALE, api, auth)];
+    log(`adding ports up to ${EXTRA_PORTS.toLocaleString()}`);
+    await addPorts(db, SMALL_SCALE, EXTRA_PORTS);
+    const { matching, offset: deepOffset, viaNext: deepViaNext } = await deepPageOf(api, auth);
+    log(`ports matching speed=10000: ${matching}`);
     const results: Figures[] = [];
     results.push(
       await measure('ceiling: bare Express, same JSON', 'http://127.0.0.1:8102/facilities/fac-fra-kleyer'),
@@ -349,6 +428,13 @@ async function main(): Promise<void> {
     );
 
     results.push(await measure(`GET the same deep page through X-Pagination-Next`, deepViaNext, auth));
+    scales.push({
+      ports: EXTRA_PORTS,
+      byId: await measure('GET /ports/{id}', `${api}/ports/port-bench-0000001`, auth),
+      first: firstPage.result,
+      deep: results[3],
+      viaNext: results[4],
+    });
     results.push(
       await measure(
         'GET /facilities/{id} (authenticated, no metrics)',
@@ -368,6 +454,22 @@ async function main(): Promise<void> {
         auth,
       ),
     );
+
+    await waitForUrl('http://127.0.0.1:8109/facilities/fac-fra-kleyer');
+    await waitForUrl(`${twoProcesses}/health`);
+    const processes: Figures[] = [
+      results[0],
+      results[1],
+      await measure(
+        'ceiling: bare Express, same JSON, 2 processes',
+        'http://127.0.0.1:8109/facilities/fac-fra-kleyer',
+      ),
+      await measure(
+        'GET /facilities/{id} (authenticated, API_PROCESSES=2)',
+        `${twoProcesses}/facilities/fac-fra-kleyer`,
+        auth,
+      ),
+    ];
 
     // Writes last, so that the orders they leave change none of the reads above.
     const customer = credentials.find((c) => c.role === 'customer');
@@ -397,6 +499,13 @@ async function main(): Promise<void> {
       ),
     );
 
+    // BENCH_SCALE=large: the reads once more with a million extra ports (their insertion takes minutes).
+    if (process.env.BENCH_SCALE === 'large') {
+      log(`adding ports up to ${LARGE_SCALE.toLocaleString()}`);
+      await addPorts(db, EXTRA_PORTS, LARGE_SCALE);
+      scales.push(await measureScale(LARGE_SCALE, api, auth));
+    }
+
     const ceiling = results[0].requests;
     process.stdout.write('\n');
     printTable(results, ceiling);
@@ -404,6 +513,13 @@ async function main(): Promise<void> {
     printTable(writes, writes[0].requests);
     const [, read, first, deep, viaNext, unmeteredRead, readAgain, tracedRead] = results;
     const [writeCeiling, orders, burst] = writes;
+    const [ceiling1, readOne, ceiling2, readTwo] = processes;
+    process.stdout.write('\none API process against the ceiling in one process, then two against two:\n');
+    printTable([ceiling1, readOne], ceiling1.requests);
+    printTable([ceiling2, readTwo], ceiling2.requests);
+    process.stdout.write(
+      `\nprocesses: with API_PROCESSES=2 the authenticated read makes ${((readTwo.requests / ceiling2.requests) * 100).toFixed(0)}% of the two-process ceiling (one process: ${((readOne.requests / ceiling1.requests) * 100).toFixed(0)}% of the one-process ceiling), ${(readTwo.requests / readOne.requests).toFixed(2)}× one process's throughput; the load generator shares the machine's cores\n`,
+    );
     process.stdout.write(
       `\nwrites: POST /connections makes ${((orders.requests / writeCeiling.requests) * 100).toFixed(0)}% of the write ceiling (aim: 50% or more); ${BURST} orders at once: p99 ${burst.p99} ms (aim: 1,000 ms or less), ${burst.errors} not accepted\n`,
     );
@@ -417,6 +533,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       `tracing: the traced authenticated read (every span exported, ${(sink.bytes() / 1e6).toFixed(1)} MB of OTLP sent) makes ${((tracedRead.requests / metered) * 100).toFixed(1)}% of the metered one's throughput\n`,
     );
+    process.stdout.write('\nhow the reads of ports scale with their number:');
+    printScale(scales);
     process.stdout.write(
       `\nthe statements of the first page's measurement, as the API ran them, and how MariaDB runs them:\n${plans}`,
     );

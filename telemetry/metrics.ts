@@ -112,7 +112,8 @@ export interface MetricsListener {
  * Prometheus text format, 404 for anything else.
  */
 export async function startMetricsListener(options: {
-  registry: Registry;
+  /** What the listener renders: a registry, or anything that renders like one (the API's primary). */
+  registry: { metrics(): Promise<string>; contentType: string };
   host: string;
   port: number;
   logger: Logger;

@@ -26,6 +26,12 @@ export const PROJECT_SERIES: Readonly<Record<string, SeriesType>> = {
   ixapi_driver_call_failures_total: 'counter',
 };
 
+/** The series only the primary of several API processes declares (API_PROCESSES, api/cluster.ts). */
+export const PRIMARY_SERIES: Readonly<Record<string, SeriesType>> = {
+  ixapi_api_processes: 'gauge',
+  ixapi_api_process_restarts_total: 'counter',
+};
+
 /**
  * Gauges every replica reads from the same tables: each reports the same number, so queries combine
  * them with max, never add them up.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, parseDuration } from '../../config/config';
 
@@ -158,6 +158,16 @@ describe('configuration', () => {
     failsOn('METRICS_PORT', { METRICS_PORT: '8000' });
     failsOn('TEMPORAL_METRICS_PORT', { PORT: '9000', TEMPORAL_METRICS_PORT: '9000' });
     failsOn('TEMPORAL_METRICS_PORT', { METRICS_PORT: '9464', TEMPORAL_METRICS_PORT: '9464' });
+  });
+
+  it('runs one API process, or one per core in production, unless told how many', () => {
+    assert.equal(loadConfig(keys).apiProcesses, 1);
+    assert.equal(loadConfig({ ...keys, NODE_ENV: 'production' }).apiProcesses, availableParallelism());
+    assert.equal(loadConfig({ ...keys, NODE_ENV: 'production', API_PROCESSES: '1' }).apiProcesses, 1);
+    assert.equal(loadConfig({ ...keys, API_PROCESSES: '3' }).apiProcesses, 3);
+    failsOn('API_PROCESSES', { API_PROCESSES: '0' });
+    failsOn('API_PROCESSES', { API_PROCESSES: 'many' });
+    failsOn('API_PROCESSES', { API_PROCESSES: '257' });
   });
 
   it('documents every variable it reads', () => {

@@ -7,7 +7,7 @@ import type { OutboxBacklog } from '../../api/metrics';
 import { createApiMetrics, statusClassOf, UNROUTED } from '../../api/metrics';
 import { createMetricsRegistry, startMetricsListener } from '../../telemetry/metrics';
 import { parseSamples, sampleOf } from '../support/prometheus';
-import { PROJECT_SERIES } from '../support/series';
+import { PRIMARY_SERIES, PROJECT_SERIES } from '../support/series';
 
 /** A Sequelize as far as the pool gauges read it. */
 const fakeSequelize = (pool: unknown) => ({ connectionManager: { pool } }) as unknown as Sequelize;
@@ -28,7 +28,7 @@ describe('metrics', () => {
         type,
       ]),
     );
-    assert.deepEqual(listed, PROJECT_SERIES);
+    assert.deepEqual(listed, { ...PROJECT_SERIES, ...PRIMARY_SERIES });
   });
 
   it('labels statuses by class', () => {
