@@ -73,6 +73,8 @@ export interface Config {
    */
   quotas: { ports: number; sub_accounts: number; open_orders: number };
   /** Port of the process's own Prometheus listener (`GET /metrics`); null when metrics are off. */
+  /** Workflows a worker keeps cached between their tasks (WORKER_CACHED_WORKFLOWS); undefined: the SDK's choice. */
+  workerCachedWorkflows: number | undefined;
   metricsPort: number | null;
   /** Port of the Temporal SDK runtime's Prometheus exporter in the worker; null when it is off. */
   temporalMetricsPort: number | null;
@@ -255,6 +257,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     default: '200',
     description:
       'orders of one account tree that may be open at once: connections, port reservations, network services and their configs ordered and not yet in production nor ended (0: no limit)',
+  },
+  {
+    name: 'WORKER_CACHED_WORKFLOWS',
+    default: 'auto',
+    description:
+      "workflows a worker keeps in memory between their tasks (Temporal's sticky cache); one evicted replays its history at its next task, so fewer cost CPU and more cost memory; auto: the Temporal SDK's choice from the heap limit (about 2,300 with Node's default heap on a large host)",
   },
   {
     name: 'METRICS_PORT',
@@ -500,6 +508,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       sub_accounts: parseInteger('QUOTA_SUB_ACCOUNTS', get('QUOTA_SUB_ACCOUNTS'), 0, QUOTA_MAX),
       open_orders: parseInteger('QUOTA_OPEN_ORDERS', get('QUOTA_OPEN_ORDERS'), 0, QUOTA_MAX),
     },
+    workerCachedWorkflows:
+      get('WORKER_CACHED_WORKFLOWS').trim() === 'auto'
+        ? undefined
+        : parseInteger('WORKER_CACHED_WORKFLOWS', get('WORKER_CACHED_WORKFLOWS'), 2, 100_000),
     metricsPort,
     temporalMetricsPort,
   };

@@ -590,6 +590,8 @@ async function main(): Promise<void> {
   startChild('worker', process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     ...env,
     METRICS_PORT: String(workerMetricsPort),
+    // BENCH_WORKER_NODE_OPTIONS prices Node settings of the worker alone (a heap limit, say).
+    ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
   });
   startChild('api', process.execPath, ['--import', 'tsx', 'api/main.ts'], {
     ...env,

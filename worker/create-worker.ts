@@ -97,6 +97,8 @@ export async function createWorker(options: {
    * cancelled (and retried by another worker); no new tasks are taken meanwhile.
    */
   shutdownGraceMs?: number;
+  /** Workflows kept cached between their tasks (the SDK's default follows the heap size: thousands). */
+  cachedWorkflows?: number;
   /** Where workflow and activity spans go; the process's tracing by default (off unless configured). */
   tracing?: Tracing;
   /**
@@ -125,5 +127,6 @@ export async function createWorker(options: {
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
     activities: options.activities,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,
+    maxCachedWorkflows: options.cachedWorkflows,
   });
 }

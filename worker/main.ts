@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     taskQueue: config.temporalTaskQueue,
     activities: activitiesFor(db, config, metrics),
     shutdownGraceMs: config.shutdownTimeoutSeconds * 1000,
+    cachedWorkflows: config.workerCachedWorkflows,
     tracing,
   });
   logger.info(

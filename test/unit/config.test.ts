@@ -170,6 +170,13 @@ describe('configuration', () => {
     failsOn('API_PROCESSES', { API_PROCESSES: '257' });
   });
 
+  it("takes the size of the worker's workflow cache, or leaves it to the SDK", () => {
+    assert.equal(loadConfig(keys).workerCachedWorkflows, undefined);
+    assert.equal(loadConfig({ ...keys, WORKER_CACHED_WORKFLOWS: '1000' }).workerCachedWorkflows, 1000);
+    failsOn('WORKER_CACHED_WORKFLOWS', { WORKER_CACHED_WORKFLOWS: '1' });
+    failsOn('WORKER_CACHED_WORKFLOWS', { WORKER_CACHED_WORKFLOWS: 'all' });
+  });
+
   it('documents every variable it reads', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
     assert.equal(new Set(names).size, names.length);
