@@ -1,4 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Credentials, RetryPolicy } from './index';
 import { cleanUpLedger, passed, runConformance } from './index';
@@ -11,14 +13,16 @@ import { toJUnitXml } from './reports/junit';
 const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specification
 
   npm run conformance -- --base-url URL --credentials FILE [options]
-  npm run conformance -- cleanup --base-url URL --credentials FILE --ledger FILE
+  npm run conformance -- cleanup --base-url URL --credentials FILE [--ledger FILE]
 
   --base-url URL       the API root, e.g. https://ixapi.example.net/api/v2
   --credentials FILE   JSON: {"primary": {"api_key", "api_secret"}, "secondary": {...}, "subaccount": {...}}
                        (secondary: an unrelated account, for isolation and redaction checks)
   --profile read|full  read (default) only reads and is safe against production;
                        full also creates its own resources and removes them again
-  --ledger FILE        where full writes down what it creates (default ixapi-conformance-ledger.jsonl)
+  --ledger FILE        where full writes down what it creates, and cleanup reads it (default: one
+                       file per exchange in $XDG_STATE_HOME/ixapi-conformance, else
+                       ~/.local/state/ixapi-conformance)
   --junit FILE         JUnit XML report
   --json FILE          JSON report
   --html FILE          single-file HTML report
@@ -34,6 +38,17 @@ const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specif
 Exit code: 0 when no check failed or timed out, 1 otherwise, 2 for a usage error.`;
 
 class UsageError extends Error {}
+
+/**
+ * Where a full run writes down what it creates unless told: a state folder of the user's (the XDG
+ * base directories), one file per exchange (its host and port), so that a later `cleanup` of the
+ * same exchange finds it and runs against other exchanges keep apart.
+ */
+export function defaultLedgerFile(baseUrl: string, env: NodeJS.ProcessEnv = process.env): string {
+  const state = env.XDG_STATE_HOME?.trim() || path.join(homedir(), '.local', 'state');
+  const exchange = new URL(baseUrl).host.replace(/[^A-Za-z0-9.-]/g, '_');
+  return path.join(state, 'ixapi-conformance', `ledger-${exchange}.jsonl`);
+}
 
 function readText(file: string, what: string): string {
   try {
@@ -123,6 +138,11 @@ function retryOf(values: { 'max-retries'?: string; 'max-retry-wait'?: string }):
   };
 }
 
+function ledgerFolderMade(file: string): string {
+  mkdirSync(path.dirname(file), { recursive: true });
+  return file;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv);
   if (values.help) {
@@ -135,7 +155,7 @@ export async function main(argv: string[]): Promise<number> {
   if (!/^https?:\/\//.test(baseUrl))
     throw new UsageError(`--base-url must be an http(s) URL, got ${baseUrl}`);
   const credentials = readCredentials(values.credentials);
-  const ledgerFile = values.ledger ?? 'ixapi-conformance-ledger.jsonl';
+  const ledgerFile = values.ledger ?? defaultLedgerFile(baseUrl);
   const retry = retryOf(values);
 
   if (positionals[0] === 'cleanup') {
@@ -161,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
     skip: list(values.skip),
     expectedFailures,
     retry,
-    ledgerFile: values.profile === 'full' ? ledgerFile : undefined,
+    ledgerFile: values.profile === 'full' ? ledgerFolderMade(ledgerFile) : undefined,
     onResult: (result, index, total) =>
       process.stdout.write(`${formatProgress(result, index, total, { colour })}\n`),
   });

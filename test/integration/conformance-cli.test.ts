@@ -1,19 +1,22 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunSummary } from '../../conformance';
+import { scratchFolder } from '../support/shared-stack';
 import { stack } from '../support/stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', path.join(ROOT, 'conformance/cli.ts'), ...args],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 },
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 120_000 },
       (error, stdout, stderr) =>
         resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -22,7 +25,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 
 describe('the conformance CLI', function () {
   this.timeout(150_000);
-  const dir = mkdtempSync(path.join(tmpdir(), 'ixapi-conformance-cli-'));
+  const dir = scratchFolder('conformance-cli');
   const credentialsFile = path.join(dir, 'credentials.json');
 
   before(() => {
@@ -110,6 +113,27 @@ describe('the conformance CLI', function () {
     ]);
     assert.equal(fixed.code, 1, fixed.stdout + fixed.stderr);
     assert.match(fixed.stdout, /no longer failing, remove from the list: AUTH-001/);
+  });
+
+  it("keeps a full run's ledger in the user's state folder, one per exchange, where cleanup finds it", async () => {
+    const state = path.join(dir, 'state');
+    const base = ['--base-url', stack().baseUrl, '--credentials', credentialsFile];
+    const run = await cli([...base, '--profile', 'full', '--only', 'IDEM-002'], { XDG_STATE_HOME: state });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const ledger = path.join(
+      state,
+      'ixapi-conformance',
+      `ledger-127.0.0.1_${new URL(stack().baseUrl).port}.jsonl`,
+    );
+    const entries = readFileSync(ledger, 'utf8').trim().split('\n');
+    assert.ok(entries.length >= 2, `the ledger names what the run created: ${entries.join(' | ')}`);
+    assert.ok(
+      !existsSync(path.join(ROOT, 'ixapi-conformance-ledger.jsonl')),
+      'a ledger in the working directory',
+    );
+    const cleanup = await cli(['cleanup', ...base], { XDG_STATE_HOME: state });
+    assert.equal(cleanup.code, 0, cleanup.stdout + cleanup.stderr);
+    assert.match(cleanup.stdout, /nothing left behind/);
   });
 
   it('exits 2 with a clear message for a usage error', async () => {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { allChecks, runConformance } from '../../conformance';
 import { CAUGHT_IN_READS, checksOf } from '../../conformance/selftest/caught-in-reads';
@@ -26,6 +25,7 @@ import {
   PRIMARY,
   run,
 } from '../support/conformance-selftest';
+import { scratchFolder } from '../support/shared-stack';
 import { stack } from '../support/stack';
 
 /**
@@ -193,7 +193,7 @@ describe('conformance suite: applicability and revisions', function () {
       baseUrl: proxy.url,
       profile: 'full',
       only: ['IDEM-'],
-      ledgerFile: path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-selftest-')), 'ledger.jsonl'),
+      ledgerFile: path.join(scratchFolder('selftest'), 'ledger.jsonl'),
       credentials: { primary: credentialsOf(PRIMARY) },
     });
     assert.equal(summary.results.length, 5);
@@ -255,7 +255,7 @@ describe('conformance suite: applicability and revisions', function () {
       baseUrl: proxy.url,
       profile: 'full',
       only: ['LIFE-001'],
-      ledgerFile: path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-selftest-')), 'ledger.jsonl'),
+      ledgerFile: path.join(scratchFolder('selftest'), 'ledger.jsonl'),
       credentials: { primary: credentialsOf('acc-transit-partners') },
     });
     const life = summary.results.find((r) => r.id === 'LIFE-001')!;

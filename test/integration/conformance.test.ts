@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { RunSummary } from '../../conformance';
 import { passed, runConformance } from '../../conformance';
 import { ensureConnectionsOf, ensureLiveConnectionOf } from '../support/connections';
+import { scratchFolder } from '../support/shared-stack';
 import { stack } from '../support/stack';
 
 function credentialsOf(accountId: string) {
@@ -33,7 +32,7 @@ describe('the conformance suite against this server', () => {
 
   it('passes every applicable check of the full profile', async function () {
     this.timeout(300_000);
-    const ledgerFile = path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-conformance-')), 'ledger.jsonl');
+    const ledgerFile = path.join(scratchFolder('conformance'), 'ledger.jsonl');
     const summary = await runConformance({
       baseUrl: stack().baseUrl,
       profile: 'full',

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import type { RunSummary } from '../../conformance';
@@ -18,6 +16,7 @@ import { startFaultProxy } from '../../conformance/selftest/proxy';
 import { RETRY_FAULTS } from '../../conformance/selftest/retry-faults';
 import { SESSION_FAULTS } from '../../conformance/selftest/session-faults';
 import { ensureConnectionsOf, ensureLiveConnectionOf } from './connections';
+import { scratchFolder } from './shared-stack';
 import { stack } from './stack';
 
 /**
@@ -83,9 +82,7 @@ export const run = (proxy: FaultProxy, selection: { full?: boolean; only?: reado
     baseUrl: proxy.url,
     profile: selection.full ? 'full' : 'read',
     only: selection.only ? [...selection.only] : undefined,
-    ledgerFile: selection.full
-      ? path.join(mkdtempSync(path.join(tmpdir(), 'ixapi-selftest-')), 'ledger.jsonl')
-      : undefined,
+    ledgerFile: selection.full ? path.join(scratchFolder('selftest'), 'ledger.jsonl') : undefined,
     credentials: {
       primary: credentialsOf(PRIMARY),
       secondary: credentialsOf('acc-thames-cloud'),

@@ -38,6 +38,8 @@ export interface SharedStack {
   credentials: DemoCredential[];
   temporalAddress: string;
   workflowBundlePath: string;
+  /** The run's own folder, removed at its end: files tests write go into it (`scratchFolder`). */
+  folder: string;
 }
 
 interface TableCopy {
@@ -100,6 +102,7 @@ export async function startSharedStack(): Promise<void> {
       credentials: template.credentials,
       temporalAddress: env.address,
       workflowBundlePath,
+      folder,
     };
     const file = path.join(folder, 'shared-stack.json');
     writeFileSync(file, JSON.stringify(shared));
@@ -122,6 +125,14 @@ export async function stopSharedStack(): Promise<void> {
   } finally {
     rmSync(stopping.folder, { recursive: true, force: true });
   }
+}
+
+/**
+ * A new folder for a test's files (a conformance ledger, a credentials file) inside the run's own
+ * folder, which the run removes at its end however the test ended.
+ */
+export function scratchFolder(prefix: string): string {
+  return mkdtempSync(path.join(sharedStack().folder, `${prefix}-`));
 }
 
 let loaded: SharedStack | undefined;
