@@ -4,6 +4,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -50,6 +51,12 @@ export const statusEntry = (
 
 /** Marks runs that record a waiting status only when it changes (see `statusWhenChanged`). */
 export const STATUS_WHEN_CHANGED = 'status-when-changed';
+
+/**
+ * Marks runs in which a move refused because the stored resource moved on meanwhile is judged by
+ * what the resource now asks (see `move` in `runLifecycle`) rather than failing the workflow.
+ */
+export const OVERTAKEN_MOVES_LOOK_AGAIN = 'overtaken-moves-look-again';
 
 /**
  * Records what a waiting resource waits for only when that changes (severity, tag, message and
@@ -200,7 +207,15 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
     if (now.state === 'decommission_requested') throw new Decommissioning();
   };
   const move = async (event: LifecycleEvent, status: StatusEntry[]) => {
-    state = await lifecycle.move(event, status);
+    try {
+      state = await lifecycle.move(event, status);
+    } catch (error) {
+      // A DELETE got in first: a cancellation or a decommission, which the resource now asks for,
+      // takes over wherever the workflow was (also after a first attempt of this very move went
+      // through and only its answer was lost). Any other refusal fails the workflow as before.
+      if (!leaving && overtaken(error) && patched(OVERTAKEN_MOVES_LOOK_AGAIN)) interrupting(await look());
+      throw error;
+    }
     upsertSearchAttributes([{ key: RESOURCE_STATE, value: state }]);
     return state;
   };

@@ -20,6 +20,26 @@ describe('provisionNetworkServiceConfig: how it ends (the lifecycle framing)', (
     });
   });
 
+  it('decommissions a config whose DELETE got in while it went live, after the move to production had gone through', async () => {
+    const { resource, fakes } = config();
+    let deleted = false;
+    fakes.on('moveNetworkServiceConfig', async ({ event, status }) => {
+      if (event === 'go_live' && !deleted) {
+        // The first attempt went live but its answer was lost; a DELETE came in before the retry.
+        deleted = true;
+        await resource.move(event, status);
+        resource.set({ state: 'decommission_requested', decommissionAt: dayFromToday(0) });
+      }
+      return resource.move(event, status);
+    });
+    await withWorker(fakes, async (run) => {
+      const handle = await start(run);
+      assert.equal(await handle.result(), 'decommissioned');
+      assert.deepEqual(resource.events().slice(-2), ['go_live', 'decommission']);
+      assert.equal(fakes.callsOf('deconfigureNetworkServiceConfig').length, 1);
+    });
+  });
+
   it('waits for a decommission day ahead, until an operator signals decommissionNow', async () => {
     const { resource, fakes } = config();
     const day = dayFromToday(2);
