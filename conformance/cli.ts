@@ -14,6 +14,8 @@ const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specif
 
   npm run conformance -- --base-url URL --credentials FILE [options]
   npm run conformance -- cleanup --base-url URL --credentials FILE [--ledger FILE]
+  (without --credentials: IXAPI_PRIMARY_KEY and IXAPI_PRIMARY_SECRET, and likewise IXAPI_SECONDARY_…
+  and IXAPI_SUBACCOUNT_…, from the environment, as CI secrets are given)
 
   --base-url URL       the API root, e.g. https://ixapi.example.net/api/v2
   --credentials FILE   JSON: {"primary": {"api_key", "api_secret"}, "secondary": {...}, "subaccount": {...}}
@@ -85,6 +87,30 @@ function readCredentials(file: string): Credentials {
   return credentials as Credentials;
 }
 
+const ROLE_VARIABLES = { primary: 'PRIMARY', secondary: 'SECONDARY', subaccount: 'SUBACCOUNT' } as const;
+
+/**
+ * The credentials from the environment, as CI systems hand secrets over: IXAPI_<ROLE>_KEY and
+ * IXAPI_<ROLE>_SECRET for the primary account (required), the secondary and the sub-account. A
+ * key without its secret, or the reverse, is refused by name; no message shows a value.
+ */
+export function credentialsFromEnvironment(env: NodeJS.ProcessEnv): Credentials {
+  const found: Partial<Credentials> = {};
+  for (const [role, name] of Object.entries(ROLE_VARIABLES) as Array<[keyof Credentials, string]>) {
+    const key = env[`IXAPI_${name}_KEY`]?.trim();
+    const secret = env[`IXAPI_${name}_SECRET`]?.trim();
+    if (!key && !secret) continue;
+    if (!key || !secret)
+      throw new UsageError(
+        `IXAPI_${name}_${key ? 'SECRET' : 'KEY'} is missing: IXAPI_${name}_KEY and IXAPI_${name}_SECRET go together`,
+      );
+    found[role] = { api_key: key, api_secret: secret };
+  }
+  if (!found.primary)
+    throw new UsageError('--credentials FILE, or IXAPI_PRIMARY_KEY and IXAPI_PRIMARY_SECRET, are required');
+  return found as Credentials;
+}
+
 const list = (value: string | undefined) =>
   value
     ? value
@@ -149,12 +175,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (!values['base-url'] || !values.credentials)
-    throw new UsageError('--base-url and --credentials are required');
+  if (!values['base-url']) throw new UsageError('--base-url is required');
   const baseUrl = values['base-url'].replace(/\/$/, '');
   if (!/^https?:\/\//.test(baseUrl))
     throw new UsageError(`--base-url must be an http(s) URL, got ${baseUrl}`);
-  const credentials = readCredentials(values.credentials);
+  const credentials = values.credentials
+    ? readCredentials(values.credentials)
+    : credentialsFromEnvironment(process.env);
   const ledgerFile = values.ledger ?? defaultLedgerFile(baseUrl);
   const retry = retryOf(values);
 

@@ -136,6 +136,24 @@ describe('the conformance CLI', function () {
     assert.match(cleanup.stdout, /nothing left behind/);
   });
 
+  it('takes the credentials from the environment without --credentials', async () => {
+    const { primary } = JSON.parse(readFileSync(credentialsFile, 'utf8')) as {
+      primary: { api_key: string; api_secret: string };
+    };
+    const result = await cli(['--base-url', stack().baseUrl, '--only', 'AUTH-001'], {
+      IXAPI_PRIMARY_KEY: primary.api_key,
+      IXAPI_PRIMARY_SECRET: primary.api_secret,
+    });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /PASS.*AUTH-001/);
+    const none = await cli(['--base-url', stack().baseUrl, '--only', 'AUTH-001'], {
+      IXAPI_PRIMARY_KEY: '',
+      IXAPI_PRIMARY_SECRET: '',
+    });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /IXAPI_PRIMARY_KEY and IXAPI_PRIMARY_SECRET/);
+  });
+
   it('exits 2 with a clear message for a usage error', async () => {
     const missing = await cli(['--credentials', credentialsFile]);
     assert.equal(missing.code, 2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { defaultLedgerFile } from '../../conformance/cli';
+import { credentialsFromEnvironment, defaultLedgerFile } from '../../conformance/cli';
 
 describe('the conformance CLI', () => {
   it("keeps its ledgers in the user's state folder, one per exchange", () => {
@@ -16,6 +16,29 @@ describe('the conformance CLI', () => {
     assert.equal(
       defaultLedgerFile('http://[::1]:8000/api/v2', { XDG_STATE_HOME: ' ' }),
       path.join(homedir(), '.local', 'state', 'ixapi-conformance', 'ledger-___1__8000.jsonl'),
+    );
+  });
+
+  it('takes credentials from the environment, as CI secrets, by role', () => {
+    assert.deepEqual(
+      credentialsFromEnvironment({
+        IXAPI_PRIMARY_KEY: 'pk',
+        IXAPI_PRIMARY_SECRET: 'ps',
+        IXAPI_SUBACCOUNT_KEY: 'sk',
+        IXAPI_SUBACCOUNT_SECRET: 'ss',
+      }),
+      { primary: { api_key: 'pk', api_secret: 'ps' }, subaccount: { api_key: 'sk', api_secret: 'ss' } },
+    );
+    const refused = (env: NodeJS.ProcessEnv, message: RegExp) =>
+      assert.throws(
+        () => credentialsFromEnvironment(env),
+        (error: Error) => message.test(error.message) && !/very-secret/.test(error.message),
+      );
+    refused({}, /IXAPI_PRIMARY_KEY and IXAPI_PRIMARY_SECRET/);
+    refused({ IXAPI_PRIMARY_KEY: 'pk', IXAPI_PRIMARY_SECRET: ' ' }, /IXAPI_PRIMARY_SECRET is missing/);
+    refused(
+      { IXAPI_PRIMARY_KEY: 'pk', IXAPI_PRIMARY_SECRET: 'ps', IXAPI_SECONDARY_SECRET: 'very-secret' },
+      /IXAPI_SECONDARY_KEY is missing/,
     );
   });
 });
