@@ -19,7 +19,9 @@ const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specif
 
   --base-url URL       the API root, e.g. https://ixapi.example.net/api/v2
   --credentials FILE   JSON: {"primary": {"api_key", "api_secret"}, "secondary": {...}, "subaccount": {...}}
-                       (secondary: an unrelated account, for isolation and redaction checks)
+                       (secondary: an unrelated account, for isolation and redaction checks),
+                       or the demo credentials \`npm start\` writes, with the accounts chosen by
+  --primary ACCOUNT    … --secondary ACCOUNT, --subaccount ACCOUNT: an account id or name
   --profile read|full  read (default) only reads and is safe against production;
                        full also creates its own resources and removes them again
   --ledger FILE        where full writes down what it creates, and cleanup reads it (default: one
@@ -62,7 +64,45 @@ function readText(file: string, what: string): string {
   }
 }
 
-function readCredentials(file: string): Credentials {
+/** The accounts a demo-credentials file (`npm start` writes one) holds. */
+interface DemoAccount {
+  role?: string;
+  name?: string;
+  accountId?: string;
+  apiKey?: string;
+  apiSecret?: string;
+}
+
+/** Which demo account plays which role: `--primary`, `--secondary`, `--subaccount` (id or name). */
+export type RoleChoice = Partial<Record<keyof Credentials, string>>;
+
+/**
+ * The credentials of a demo-credentials file (`{"baseUrl", "accounts": [{"accountId", "name",
+ * "apiKey", "apiSecret", …}]}`): each role the flags name gets the account of that id or name.
+ */
+export function credentialsOfDemo(file: string, accounts: DemoAccount[], choice: RoleChoice): Credentials {
+  if (!choice.primary)
+    throw new UsageError(
+      `${file} lists accounts: name the primary one with --primary (one of ${accounts.map((a) => a.accountId).join(', ')})`,
+    );
+  const found: Partial<Credentials> = {};
+  for (const [role, wanted] of Object.entries(choice) as Array<[keyof Credentials, string | undefined]>) {
+    if (!wanted) continue;
+    const account = accounts.find(
+      (a) => a.accountId === wanted || a.name?.toLowerCase() === wanted.toLowerCase(),
+    );
+    if (!account)
+      throw new UsageError(
+        `${file} has no account ${wanted} for --${role} (it has ${accounts.map((a) => a.accountId).join(', ')})`,
+      );
+    if (typeof account.apiKey !== 'string' || typeof account.apiSecret !== 'string')
+      throw new UsageError(`${file}: account ${wanted} has no apiKey and apiSecret`);
+    found[role] = { api_key: account.apiKey, api_secret: account.apiSecret };
+  }
+  return found as Credentials;
+}
+
+function readCredentials(file: string, choice: RoleChoice = {}): Credentials {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readText(file, 'credentials'));
@@ -72,6 +112,12 @@ function readCredentials(file: string): Credentials {
       `cannot read credentials from ${file}: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+  const demo = parsed as { accounts?: unknown };
+  if (Array.isArray(demo.accounts)) return credentialsOfDemo(file, demo.accounts as DemoAccount[], choice);
+  if (Object.values(choice).some(Boolean))
+    throw new UsageError(
+      '--primary, --secondary and --subaccount choose accounts of a demo-credentials file',
+    );
   const credentials = parsed as Partial<Credentials>;
   const valid = (c: unknown) =>
     typeof c === 'object' &&
@@ -137,6 +183,9 @@ function parse(argv: string[]) {
         'expected-failures': { type: 'string' },
         'max-retries': { type: 'string' },
         'max-retry-wait': { type: 'string' },
+        primary: { type: 'string' },
+        secondary: { type: 'string' },
+        subaccount: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -180,7 +229,11 @@ export async function main(argv: string[]): Promise<number> {
   if (!/^https?:\/\//.test(baseUrl))
     throw new UsageError(`--base-url must be an http(s) URL, got ${baseUrl}`);
   const credentials = values.credentials
-    ? readCredentials(values.credentials)
+    ? readCredentials(values.credentials, {
+        primary: values.primary,
+        secondary: values.secondary,
+        subaccount: values.subaccount,
+      })
     : credentialsFromEnvironment(process.env);
   const ledgerFile = values.ledger ?? defaultLedgerFile(baseUrl);
   const retry = retryOf(values);

@@ -154,6 +154,18 @@ describe('the conformance CLI', function () {
     assert.match(none.stderr, /IXAPI_PRIMARY_KEY and IXAPI_PRIMARY_SECRET/);
   });
 
+  it('takes the demo credentials npm start writes, the roles chosen by flags', async () => {
+    const demo = path.join(dir, 'demo-credentials.json');
+    writeFileSync(demo, JSON.stringify({ baseUrl: stack().baseUrl, accounts: stack().credentials }));
+    const base = ['--base-url', stack().baseUrl, '--credentials', demo, '--only', 'AUTH-001'];
+    const result = await cli([...base, '--primary', 'Transit Partners', '--secondary', 'acc-thames-cloud']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /PASS.*AUTH-001/);
+    const unnamed = await cli(base);
+    assert.equal(unnamed.code, 2);
+    assert.match(unnamed.stderr, /--primary/);
+  });
+
   it('exits 2 with a clear message for a usage error', async () => {
     const missing = await cli(['--credentials', credentialsFile]);
     assert.equal(missing.code, 2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { credentialsFromEnvironment, defaultLedgerFile } from '../../conformance/cli';
+import { credentialsFromEnvironment, credentialsOfDemo, defaultLedgerFile } from '../../conformance/cli';
 
 describe('the conformance CLI', () => {
   it("keeps its ledgers in the user's state folder, one per exchange", () => {
@@ -39,6 +39,40 @@ describe('the conformance CLI', () => {
     refused(
       { IXAPI_PRIMARY_KEY: 'pk', IXAPI_PRIMARY_SECRET: 'ps', IXAPI_SECONDARY_SECRET: 'very-secret' },
       /IXAPI_SECONDARY_KEY is missing/,
+    );
+  });
+
+  it('takes the accounts of demo credentials by id or name for the roles the flags name', () => {
+    const accounts = [
+      {
+        role: 'reseller',
+        name: 'Transit Partners',
+        accountId: 'acc-transit-partners',
+        apiKey: 'tk',
+        apiSecret: 'ts',
+      },
+      {
+        role: 'customer',
+        name: 'Thames Cloud',
+        accountId: 'acc-thames-cloud',
+        apiKey: 'ck',
+        apiSecret: 'cs',
+      },
+    ];
+    assert.deepEqual(
+      credentialsOfDemo('demo.json', accounts, {
+        primary: 'acc-transit-partners',
+        secondary: 'thames cloud',
+      }),
+      { primary: { api_key: 'tk', api_secret: 'ts' }, secondary: { api_key: 'ck', api_secret: 'cs' } },
+    );
+    assert.throws(
+      () => credentialsOfDemo('demo.json', accounts, {}),
+      /--primary \(one of acc-transit-partners, acc-thames-cloud\)/,
+    );
+    assert.throws(
+      () => credentialsOfDemo('demo.json', accounts, { primary: 'acc-nobody' }),
+      /no account acc-nobody for --primary/,
     );
   });
 });
