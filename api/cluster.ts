@@ -1,4 +1,3 @@
-import type { Worker } from 'node:cluster';
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
@@ -72,7 +71,7 @@ export async function runPrimary(config: Config, logger: Logger): Promise<number
     if (!alive().length) settle(exitCode);
   };
 
-  const start = (): Worker => {
+  const start = () => {
     const worker = cluster.fork();
     worker.once('listening', (address) => {
       port = address.port;
@@ -81,7 +80,6 @@ export async function runPrimary(config: Config, logger: Logger): Promise<number
       logger.debug({ pid: worker.process.pid, port }, 'API process listening');
       if (listening.size >= count) allListening();
     });
-    return worker;
   };
 
   cluster.on('exit', (worker, code, signal) => {
