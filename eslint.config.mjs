@@ -114,7 +114,16 @@ const nodeBuiltins = [
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', 'dist/**', '.data/**', 'eslint.config.mjs', 'spec/types.ts', 'spec/docs/**'],
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'conformance/dist/**',
+      'pack/**',
+      '.data/**',
+      'eslint.config.mjs',
+      'spec/types.ts',
+      'spec/docs/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -127,6 +136,24 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'separate-type-imports' }],
+    },
+  },
+  {
+    // conformance/ is also an npm package whose package.json points at its compiled form: the
+    // folder itself resolves there once packed, so the repository imports its source by file.
+    files: ['test/**/*.ts', 'scripts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+conformance$',
+              message: 'Import conformance/index: the folder resolves to the compiled package.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

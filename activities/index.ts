@@ -1,5 +1,6 @@
 import type { AccountRepository } from '../db/repositories/account-repository';
 import type { ConnectionRepository } from '../db/repositories/connection-repository';
+import type { DeviceHoldingsRepository } from '../db/repositories/device-holdings-repository';
 import type { NetworkFeatureConfigRepository } from '../db/repositories/network-feature-config-repository';
 import type { NetworkServiceConfigRepository } from '../db/repositories/network-service-config-repository';
 import type { NetworkServiceRepository } from '../db/repositories/network-service-repository';
@@ -7,6 +8,7 @@ import type { TrafficRepository } from '../db/repositories/traffic-repository';
 import { gapsAsStatus, onboardingGaps } from '../domain/onboarding';
 import type { StatusEntry } from '../domain/status';
 import { connectionActivities } from './connections';
+import { deviceSupervisionActivities } from './device-supervision';
 import type { ProductionTimer } from './device-work';
 import { untimed } from './device-work';
 import { translated } from './failures';
@@ -15,6 +17,7 @@ import { networkServiceConfigActivities } from './network-service-configs';
 import { networkServiceActivities } from './network-services';
 import type { CloudProvider } from '../drivers/cloud-contract';
 import type { DeviceDriver } from '../drivers/contract';
+import type { Supervised } from '../drivers/supervision';
 import { trafficActivities } from './traffic';
 
 export interface ActivityDependencies {
@@ -24,8 +27,12 @@ export interface ActivityDependencies {
   networkServiceConfigs: NetworkServiceConfigRepository;
   networkFeatureConfigs: NetworkFeatureConfigRepository;
   traffic: TrafficRepository;
+  /** What the database says the devices hold. */
+  deviceHoldings: DeviceHoldingsRepository;
   /** The driver of the exchange's devices. */
   driver: DeviceDriver;
+  /** The parts of the data plane the worker brings back when they die (none for the lab). */
+  supervised?: readonly Supervised[];
   /** The cloud providers that deliver cloud services with the exchange. */
   cloudProvider: CloudProvider;
   clock: () => Date;
@@ -46,7 +53,9 @@ export function createActivities({
   networkServiceConfigs,
   networkFeatureConfigs,
   traffic,
+  deviceHoldings,
   driver,
+  supervised = [],
   cloudProvider,
   clock,
   crossConnectDelayMs,
@@ -58,6 +67,15 @@ export function createActivities({
     ...networkServiceConfigActivities({ configs: networkServiceConfigs, driver, timeProduction }),
     ...networkFeatureConfigActivities({ featureConfigs: networkFeatureConfigs, driver, timeProduction }),
     ...trafficActivities({ traffic, driver, clock }),
+    ...deviceSupervisionActivities({
+      supervised,
+      holdings: deviceHoldings,
+      connections,
+      networkServiceConfigs,
+      networkFeatureConfigs,
+      driver,
+      clock,
+    }),
     /**
      * What is still missing before the account may go to production, as `status` entries; null
      * when the account was deleted meanwhile.

@@ -13,6 +13,8 @@ import type { CallerReads } from './authenticate';
 import { createAuthenticate } from './authenticate';
 import { renderDocsPage } from './docs-page';
 import type { Idempotency } from './idempotency';
+import type { MemberExport } from './ixf-member-export';
+import { memberExportRouter } from './ixf-member-export';
 import type { RequestMetrics } from './metrics';
 import { measureRequests } from './metrics';
 import type { MountedOperation, OperationDefinition, RequestGuards } from './operations';
@@ -62,6 +64,11 @@ export interface AppOptions {
   metrics?: RequestMetrics;
   /** Built from the mounted operations; receives what was routed so discovery can report it. */
   operations: (mounted: () => readonly MountedOperation[]) => OperationDefinition[];
+  /**
+   * The IX-F member export, served beside the base path at `/ixf/member-export`
+   * (api/ixf-member-export.ts): how it is made, and how long caches may keep it.
+   */
+  memberExport?: { read: () => Promise<MemberExport>; maxAgeSeconds: number };
 }
 
 export function createApp(options: AppOptions) {
@@ -142,6 +149,13 @@ export function createApp(options: AppOptions) {
   });
 
   app.use(API_BASE_PATH, api);
+  if (options.memberExport)
+    app.use(
+      memberExportRouter({
+        ...options.memberExport,
+        guard: (req) => options.guards.anonymous(req, 'ixf member export'),
+      }),
+    );
   app.use((req) => {
     throw new NotFoundError(`no resource at ${req.method} ${req.path}`);
   });

@@ -1,6 +1,6 @@
 import type { Config } from '../config/config';
 import type { Database } from '../db';
-import type { TrafficSubjectType } from '../domain/statistics';
+import type { StatisticsSubjectType } from '../domain/statistics';
 import type { OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
 import type { CollectionEntry } from './collections';
@@ -50,7 +50,7 @@ export interface ResourceFamily {
   /** What a change answers where it differs from what `asynchronous` says (accounts: 202, IX-API). */
   changeStatus?: 200 | 202;
   /** Whose traffic statistics it shows (`<subject>s_statistics_read`, by `statisticsOperations`). */
-  statistics?: readonly TrafficSubjectType[];
+  statistics?: readonly StatisticsSubjectType[];
   operations(deps: FamilyDeps): FamilyOperations;
 }
 

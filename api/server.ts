@@ -25,6 +25,7 @@ import { createCallerReads } from './authenticate';
 import { runHousekeeping } from './housekeeping';
 import { createIdempotency } from './idempotency';
 import { createListener } from './listener';
+import { memberExportOf } from './ixf-member-export';
 import type { RequestGuards } from './operations';
 import { addressKey, clearExpiredRateLimits, createRateLimits } from './rate-limits';
 import type { RequestMetrics } from './metrics';
@@ -148,6 +149,10 @@ export async function startApi(options: {
     trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
     metrics,
+    memberExport: {
+      read: async () => memberExportOf(await db.memberExport.read(), config.ixfExport, new Date()),
+      maxAgeSeconds: config.ixfExport.maxAgeSeconds,
+    },
     operations: (mounted) => [
       ...authOperations({
         credentials: db.credentials,

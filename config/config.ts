@@ -54,6 +54,15 @@ export interface Config {
   labCrossConnectDelayMs: number;
   /** How long a lab device takes to answer each driver call (milliseconds). */
   labDeviceLatencyMs: number;
+  /** The worker's device driver, by name (`DEVICE_DRIVERS`, worker/create-worker.ts). */
+  deviceDriver: DeviceDriverName;
+  /** The run directory of the ovs fabric (`npm run fabric`), for the `ovs` driver. */
+  ovsRunDir: string;
+  /**
+   * Seconds between two rounds of the fabric's supervisor (`superviseFabric`, DEVICE_DRIVER=ovs):
+   * dead processes restarted, lost rules restored, devices brought in line with the database.
+   */
+  supervisionIntervalSeconds: number;
   /** How long a released IP address rests before it is allocated again (seconds; 0 for at once). */
   ipQuarantineSeconds: number;
   /** Seconds between two samples of the traffic counters of ports and connections. */
@@ -78,6 +87,12 @@ export interface Config {
   metricsPort: number | null;
   /** Port of the Temporal SDK runtime's Prometheus exporter in the worker; null when it is off. */
   temporalMetricsPort: number | null;
+  /**
+   * The IX-F member export (`/ixf/member-export`): the `ixp_id` and the `ixf_id` of the IXP of an
+   * exchange LAN, by the LAN's id, where they differ from the defaults (the LAN's `ixfdb_ixid`),
+   * and how long clients and caches may keep the document (seconds).
+   */
+  ixfExport: { ixpIds: Record<string, number>; ixfIds: Record<string, number>; maxAgeSeconds: number };
 }
 
 /** So many requests per window of so many seconds. */
@@ -215,6 +230,24 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description: 'time a lab device takes to answer each configuration, optics or counter call',
   },
   {
+    name: 'DEVICE_DRIVER',
+    default: 'lab',
+    description:
+      "the worker's device driver: lab (a fabric simulated in the database) or ovs (Open vSwitch bridges that `npm run fabric -- up` starts; needs root)",
+  },
+  {
+    name: 'OVS_RUN_DIR',
+    default: '.data/ovs',
+    description:
+      "run directory of the ovs fabric (DEVICE_DRIVER=ovs): ovsdb-server's database and socket, the bridges' OpenFlow sockets, pids and logs",
+  },
+  {
+    name: 'SUPERVISION_INTERVAL_S',
+    default: '30',
+    description:
+      'seconds between two rounds of the fabric supervisor (DEVICE_DRIVER=ovs): dead OVS or BIRD processes restarted, lost OpenFlow rules restored, devices brought in line with the database',
+  },
+  {
     name: 'STATS_SAMPLE_INTERVAL_S',
     default: '300',
     description: 'seconds between two samples of the traffic counters of ports and connections',
@@ -265,6 +298,24 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       "workflows a worker keeps in memory between their tasks (Temporal's sticky cache); one evicted replays its history at its next task, so fewer cost CPU and more cost memory; auto: the Temporal SDK's choice from the heap limit (about 2,300 with Node's default heap on a large host)",
   },
   {
+    name: 'IXF_EXPORT_IXP_IDS',
+    default: '',
+    description:
+      'the ixp_id of the IXP of an exchange LAN in the IX-F member export, as LAN id=number pairs separated by commas (ns-exchange-lan-fra=1,ns-exchange-lan-ams=2); a LAN not named: its IX-F id',
+  },
+  {
+    name: 'IXF_EXPORT_IXF_IDS',
+    default: '',
+    description:
+      "the ixf_id (IX-F database id) of an exchange LAN's IXP in the IX-F member export, as LAN id=number pairs; a LAN not named: its ixfdb_ixid; a LAN with neither is left out of the export",
+  },
+  {
+    name: 'IXF_EXPORT_MAX_AGE',
+    default: '60s',
+    description:
+      'how long clients and caches may keep the IX-F member export (Cache-Control max-age; seconds, or 5m, 1h)',
+  },
+  {
     name: 'METRICS_PORT',
     default: '',
     description:
@@ -282,6 +333,18 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
 const QUOTA_MAX = 1_000_000;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The device drivers a worker can run (worker/create-worker.ts builds them). */
+export const DEVICE_DRIVER_NAMES = ['lab', 'ovs'] as const;
+export type DeviceDriverName = (typeof DEVICE_DRIVER_NAMES)[number];
+
+function parseDeviceDriver(raw: string): DeviceDriverName {
+  const name = raw.trim();
+  const known = DEVICE_DRIVER_NAMES.find((candidate) => candidate === name);
+  if (!known)
+    throw new ConfigError('DEVICE_DRIVER', `must be one of ${DEVICE_DRIVER_NAMES.join(', ')}, got "${raw}"`);
+  return known;
+}
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
 export function parseDuration(variable: string, raw: string): number {
@@ -360,6 +423,26 @@ function parseTemporalAddress(raw: string | undefined): string | undefined {
 function parseOptionalPort(variable: string, raw: string): number | null {
   if (raw.trim() === '') return null;
   return parseInteger(variable, raw, 1, 65535);
+}
+
+/** The largest id the IX-F member export takes: the schema's integers, as 32-bit databases keep them. */
+const IXF_ID_MAX = 2_147_483_647;
+
+/** `ns-exchange-lan-fra=1, ns-exchange-lan-ams=2`: a number per exchange LAN id, each LAN once. */
+export function parseIdsByLan(variable: string, raw: string): Record<string, number> {
+  const ids: Record<string, number> = {};
+  for (const pair of raw.split(/[,\s]+/).filter((part) => part !== '')) {
+    const match = /^([A-Za-z0-9:_-]{1,80})=(\d{1,10})$/.exec(pair);
+    if (!match)
+      throw new ConfigError(
+        variable,
+        `expected exchange-LAN-id=number pairs separated by commas, got "${pair}"`,
+      );
+    const [, lan, number] = match;
+    if (Object.hasOwn(ids, lan)) throw new ConfigError(variable, `names ${lan} twice`);
+    ids[lan] = parseInteger(variable, number, 0, IXF_ID_MAX);
+  }
+  return ids;
 }
 
 function parseName(variable: string, raw: string): string {
@@ -492,6 +575,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       86_400_000,
     ),
     labDeviceLatencyMs: parseInteger('LAB_DEVICE_LATENCY_MS', get('LAB_DEVICE_LATENCY_MS'), 0, 60_000),
+    deviceDriver: parseDeviceDriver(get('DEVICE_DRIVER')),
+    ovsRunDir: get('OVS_RUN_DIR').trim(),
+    supervisionIntervalSeconds: parseInteger(
+      'SUPERVISION_INTERVAL_S',
+      get('SUPERVISION_INTERVAL_S'),
+      1,
+      86_400,
+    ),
     ipQuarantineSeconds:
       get('IP_QUARANTINE').trim() === '0' ? 0 : parseDuration('IP_QUARANTINE', get('IP_QUARANTINE')),
     statsSampleIntervalSeconds: parseInteger(
@@ -514,6 +605,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         : parseInteger('WORKER_CACHED_WORKFLOWS', get('WORKER_CACHED_WORKFLOWS'), 2, 100_000),
     metricsPort,
     temporalMetricsPort,
+    ixfExport: {
+      ixpIds: parseIdsByLan('IXF_EXPORT_IXP_IDS', get('IXF_EXPORT_IXP_IDS')),
+      ixfIds: parseIdsByLan('IXF_EXPORT_IXF_IDS', get('IXF_EXPORT_IXF_IDS')),
+      maxAgeSeconds: parseDuration('IXF_EXPORT_MAX_AGE', get('IXF_EXPORT_MAX_AGE')),
+    },
   };
 }
 

@@ -1,8 +1,10 @@
+#!/usr/bin/env node
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
-import type { Credentials, RetryPolicy } from './index';
+import type { Credentials, RetryPolicy, Waits } from './index';
 import { cleanUpLedger, passed, runConformance } from './index';
 import { parseExpectedFailures } from './model';
 import { formatProgress, formatSummary } from './reports/console';
@@ -12,8 +14,9 @@ import { toJUnitXml } from './reports/junit';
 
 const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specification
 
-  npm run conformance -- --base-url URL --credentials FILE [options]
-  npm run conformance -- cleanup --base-url URL --credentials FILE [--ledger FILE]
+  ixapi-conformance --base-url URL --credentials FILE [options]
+  ixapi-conformance cleanup --base-url URL --credentials FILE [--ledger FILE]
+  (in the server's repository: npm run conformance -- …)
   (without --credentials: IXAPI_PRIMARY_KEY and IXAPI_PRIMARY_SECRET, and likewise IXAPI_SECONDARY_…
   and IXAPI_SUBACCOUNT_…, from the environment, as CI secrets are given)
 
@@ -38,6 +41,10 @@ const USAGE = `ixapi-conformance: checks an IX-API 2.6 server against the specif
   --max-retries N      how often a request answered 429 is sent again after waiting (default 3; 0 never)
   --max-retry-wait S   the longest wait for one retry in seconds (default 60): a 429 whose Retry-After
                        asks for more ends the retries, and the check that sent it is INCONCLUSIVE
+  --provisioning-wait S
+                       how long full waits for an order to reach production, in seconds (default 20);
+                       the deadlines of checks grow with it
+  --settling-wait S    how long full waits for a change or cancellation to show, in seconds (default 10)
 
 Exit code: 0 when no check failed or timed out, 1 otherwise, 2 for a usage error.`;
 
@@ -165,30 +172,31 @@ const list = (value: string | undefined) =>
         .filter(Boolean)
     : undefined;
 
+/** The command line's options (as node:util's parseArgs takes them); USAGE describes each. */
+export const OPTIONS = {
+  'base-url': { type: 'string' },
+  credentials: { type: 'string' },
+  profile: { type: 'string', default: 'read' },
+  ledger: { type: 'string' },
+  junit: { type: 'string' },
+  json: { type: 'string' },
+  html: { type: 'string' },
+  only: { type: 'string' },
+  skip: { type: 'string' },
+  'expected-failures': { type: 'string' },
+  'max-retries': { type: 'string' },
+  'max-retry-wait': { type: 'string' },
+  'provisioning-wait': { type: 'string' },
+  'settling-wait': { type: 'string' },
+  primary: { type: 'string' },
+  secondary: { type: 'string' },
+  subaccount: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies ParseArgsConfig['options'];
+
 function parse(argv: string[]) {
   try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'base-url': { type: 'string' },
-        credentials: { type: 'string' },
-        profile: { type: 'string', default: 'read' },
-        ledger: { type: 'string' },
-        junit: { type: 'string' },
-        json: { type: 'string' },
-        html: { type: 'string' },
-        only: { type: 'string' },
-        skip: { type: 'string' },
-        'expected-failures': { type: 'string' },
-        'max-retries': { type: 'string' },
-        'max-retry-wait': { type: 'string' },
-        primary: { type: 'string' },
-        secondary: { type: 'string' },
-        subaccount: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (error) {
     // Unknown options, missing values and the like: parseArgs says which.
     throw new UsageError(error instanceof Error ? error.message : String(error));
@@ -210,6 +218,22 @@ function retryOf(values: { 'max-retries'?: string; 'max-retry-wait'?: string }):
   return {
     ...(maxRetries === undefined ? {} : { maxRetries }),
     ...(maxWait === undefined ? {} : { maxWaitMs: maxWait * 1000 }),
+  };
+}
+
+/** The waits the options ask for (only what they set), each from 1 s to an hour. */
+export function waitsOf(values: { 'provisioning-wait'?: string; 'settling-wait'?: string }): Partial<Waits> {
+  const seconds = (option: 'provisioning-wait' | 'settling-wait') => {
+    const value = count(values[option], `--${option}`, ' of seconds');
+    if (value !== undefined && (value < 1 || value > 3600))
+      throw new UsageError(`--${option} takes 1 to 3600 seconds, got ${value}`);
+    return value;
+  };
+  const provisioning = seconds('provisioning-wait');
+  const settling = seconds('settling-wait');
+  return {
+    ...(provisioning === undefined ? {} : { provisioning: provisioning * 1000 }),
+    ...(settling === undefined ? {} : { settling: settling * 1000 }),
   };
 }
 
@@ -237,6 +261,7 @@ export async function main(argv: string[]): Promise<number> {
     : credentialsFromEnvironment(process.env);
   const ledgerFile = values.ledger ?? defaultLedgerFile(baseUrl);
   const retry = retryOf(values);
+  const waits = waitsOf(values);
 
   if (positionals[0] === 'cleanup') {
     const left = await cleanUpLedger({ baseUrl, credentials, ledgerFile, retry });
@@ -261,6 +286,7 @@ export async function main(argv: string[]): Promise<number> {
     skip: list(values.skip),
     expectedFailures,
     retry,
+    waits,
     ledgerFile: values.profile === 'full' ? ledgerFolderMade(ledgerFile) : undefined,
     onResult: (result, index, total) =>
       process.stdout.write(`${formatProgress(result, index, total, { colour })}\n`),

@@ -17,11 +17,18 @@ export interface LedgerEntry {
   /** The list operation and query that find it by its marker. */
   find?: { list: string; query: string };
   id?: string;
+  /**
+   * Set on what the suite provisions for the checks to share (connections, configs, …): the checks
+   * leave it alone and the run gives it back at its end.
+   */
+  shared?: true;
 }
 
 export class Ledger {
   private seq = 0;
   private readonly entries = new Map<number, LedgerEntry>();
+  /** While set, what is written down is shared by the checks (see `LedgerEntry.shared`). */
+  sharing = false;
 
   constructor(readonly file?: string) {
     if (file && existsSync(file)) {
@@ -41,7 +48,7 @@ export class Ledger {
 
   intend(entry: Omit<LedgerEntry, 'seq' | 'state'>): number {
     this.seq += 1;
-    this.write({ ...entry, seq: this.seq, state: 'intended' });
+    this.write({ ...entry, ...(this.sharing ? { shared: true } : {}), seq: this.seq, state: 'intended' });
     return this.seq;
   }
 
@@ -53,8 +60,13 @@ export class Ledger {
     this.write({ ...this.entries.get(seq)!, state: 'removed' });
   }
 
-  /** What is still there (or may be), newest first: the order to remove it in. */
-  outstanding(): LedgerEntry[] {
-    return [...this.entries.values()].filter((e) => e.state !== 'removed').sort((a, b) => b.seq - a.seq);
+  /**
+   * What is still there (or may be), newest first: the order to remove it in. What the checks share
+   * is left out unless `shared` is set.
+   */
+  outstanding(shared = false): LedgerEntry[] {
+    return [...this.entries.values()]
+      .filter((e) => e.state !== 'removed' && (shared || !e.shared))
+      .sort((a, b) => b.seq - a.seq);
   }
 }

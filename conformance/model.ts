@@ -48,6 +48,8 @@ export interface CheckResult {
   reason?: string;
   evidence: RecordedExchange[];
   durationMs: number;
+  /** For INCONCLUSIVE: what the exchange would need to hold for the check to judge. */
+  lacking?: string;
 }
 
 /**
@@ -82,6 +84,8 @@ export interface RunSummary {
   counts: Record<Outcome, number>;
   results: CheckResult[];
   warnings: string[];
+  /** The INCONCLUSIVE checks grouped by what they lacked, the largest group first. */
+  lacking?: Array<{ what: string; checks: string[] }>;
   expectations?: Expectations;
 }
 

@@ -2,8 +2,9 @@ import type { HttpRequest, HttpResponse } from './http';
 import type { CheckResult, Finding, Outcome, Profile, RecordedExchange, RunSummary, Safety } from './model';
 import { OUTCOMES } from './model';
 import type { Role, Session, Suite } from './suite';
-import { Verdict } from './suite';
+import { DEFAULT_WAITS, Verdict } from './suite';
 import { Throttled, throttlingWarning } from './throttling';
+import { toolIdentity } from './tool';
 
 /** One check: a clause of IX-API and how to find out whether a server keeps it. */
 export interface CheckDefinition {
@@ -67,8 +68,12 @@ export class CheckContext {
     throw new Verdict('NOT_APPLICABLE', reason);
   }
 
-  inconclusive(reason: string): never {
-    throw new Verdict('INCONCLUSIVE', reason);
+  /**
+   * Ends the check unjudged. `lacking` names the data that would let it judge ("a connection of
+   * the primary account in production"); the summary groups the checks by it.
+   */
+  inconclusive(reason: string, lacking?: string): never {
+    throw new Verdict('INCONCLUSIVE', reason, lacking);
   }
 
   send(request: HttpRequest): Promise<HttpResponse> {
@@ -154,7 +159,7 @@ export async function runCheck(
 ): Promise<CheckResult> {
   const started = Date.now();
   const t = new CheckContext(suite, definition);
-  const result = (outcome: Outcome, reason?: string): CheckResult => ({
+  const result = (outcome: Outcome, reason?: string, lacking?: string): CheckResult => ({
     id: definition.id,
     title: definition.title,
     clause: definition.clause,
@@ -165,6 +170,7 @@ export async function runCheck(
     reason: [reason, ...t.notes].filter(Boolean).join('; ') || undefined,
     evidence: t.evidence,
     durationMs: Date.now() - started,
+    ...(outcome === 'INCONCLUSIVE' ? { lacking: lacking ?? reason } : {}),
   });
   if (definition.safety === 'mutate' && profile !== 'full') {
     return result('NOT_APPLICABLE', 'creates resources; run with --profile full');
@@ -174,7 +180,13 @@ export async function runCheck(
     return result('NOT_APPLICABLE', `the server does not declare ${undeclared.join(', ')}`);
   }
   let timer: NodeJS.Timeout | undefined;
-  const deadlineMs = definition.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  // Deadlines are set for the default waits: longer waits give checks that much longer.
+  const stretch = Math.max(
+    1,
+    suite.waits.provisioning / DEFAULT_WAITS.provisioning,
+    suite.waits.settling / DEFAULT_WAITS.settling,
+  );
+  const deadlineMs = Math.round((definition.deadlineMs ?? DEFAULT_DEADLINE_MS) * stretch);
   try {
     await Promise.race([
       definition.run(t),
@@ -197,7 +209,7 @@ export async function runCheck(
     const failed = t.findings.some((f) => f.severity === 'must');
     if (error instanceof Verdict) {
       // A failure already found stands, whatever stopped the check afterwards.
-      return failed ? result('FAIL', error.message) : result(error.outcome, error.message);
+      return failed ? result('FAIL', error.message) : result(error.outcome, error.message, error.lacking);
     }
     if (error instanceof Throttled) {
       // A server enforcing its limits is not wrong; the check just could not finish judging it.
@@ -252,6 +264,10 @@ export async function runChecks(
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const result of results) counts[result.outcome] += 1;
   const warnings = [...suite.warnings];
+  const lacking = new Map<string, string[]>();
+  for (const result of results)
+    if (result.outcome === 'INCONCLUSIVE' && result.lacking)
+      lacking.set(result.lacking, [...(lacking.get(result.lacking) ?? []), result.id]);
   const throttled = throttlingWarning(suite.http.throttles);
   if (throttled) warnings.push(throttled);
   if (
@@ -261,7 +277,7 @@ export async function runChecks(
     warnings.push('no check could judge the server: are the base URL and the credentials right?');
   }
   return {
-    tool: { name: 'ixapi-conformance', version: '0.1.0' },
+    tool: toolIdentity(),
     reportVersion: 1,
     baseUrl: suite.options.baseUrl,
     profile: options.profile,
@@ -272,5 +288,8 @@ export async function runChecks(
     counts,
     results,
     warnings,
+    lacking: [...lacking]
+      .map(([what, checks]) => ({ what, checks }))
+      .sort((a, b) => b.checks.length - a.checks.length || a.what.localeCompare(b.what)),
   };
 }

@@ -35,11 +35,23 @@ export interface SpecOperation {
   operation: OpenApiOperation;
 }
 
+/** How long the suite waits for what the exchange does asynchronously, in milliseconds. */
+export interface Waits {
+  /** Provisioning: an order reaching production, before a check goes on without it. */
+  provisioning: number;
+  /** A change or a cancellation showing. */
+  settling: number;
+}
+
+export const DEFAULT_WAITS: Waits = { provisioning: 20_000, settling: 10_000 };
+
 /** Raised inside a check to end it with an outcome other than pass or fail. */
 export class Verdict extends Error {
   constructor(
     readonly outcome: 'NOT_APPLICABLE' | 'INCONCLUSIVE',
     reason: string,
+    /** For INCONCLUSIVE: what the exchange would need to hold for the check to judge. */
+    readonly lacking?: string,
   ) {
     super(reason);
   }
@@ -63,6 +75,7 @@ export class Suite {
   implementation: Record<string, unknown> | undefined;
   readonly warnings: string[] = [];
   readonly ledger: Ledger;
+  readonly waits: Waits;
   /** Answers worth sharing between checks (whole collections, by operation and role). */
   readonly memo = new Map<string, Promise<unknown>>();
   private readonly sessions = new Map<Role, Promise<Session>>();
@@ -77,8 +90,11 @@ export class Suite {
       ledgerFile?: string;
       /** How the server's 429s are waited out. */
       retry?: Partial<RetryPolicy>;
+      /** How long the suite waits for the exchange (default: `DEFAULT_WAITS`). */
+      waits?: Partial<Waits>;
     },
   ) {
+    this.waits = { ...DEFAULT_WAITS, ...options.waits };
     this.ledger = new Ledger(options.ledgerFile);
     this.ajv = ajvOf(options.document);
     this.operations = new Map(

@@ -5,12 +5,14 @@ import { defineModels } from './models';
 import { createAccountRepository } from './repositories/account-repository';
 import { createConnectionRepository } from './repositories/connection-repository';
 import { createPortReservationRepository } from './repositories/port-reservation-repository';
+import { createDeviceHoldingsRepository } from './repositories/device-holdings-repository';
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
 import { createIdempotencyRepository } from './repositories/idempotency-repository';
 import { createIpRepository } from './repositories/ip-repository';
 import { createMacRepository } from './repositories/mac-repository';
+import { createMemberExportRepository } from './repositories/member-export-repository';
 import { createMemberJoiningRuleRepository } from './repositories/member-joining-rule-repository';
 import { createNetworkFeatureConfigRepository } from './repositories/network-feature-config-repository';
 import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
@@ -35,11 +37,15 @@ export interface Database {
   macs: ReturnType<typeof createMacRepository>;
   networkServices: ReturnType<typeof createNetworkServiceRepository>;
   memberJoiningRules: ReturnType<typeof createMemberJoiningRuleRepository>;
+  /** What the IX-F member export shows: exchange LANs, route servers, listed members. */
+  memberExport: ReturnType<typeof createMemberExportRepository>;
   networkServiceConfigs: ReturnType<typeof createNetworkServiceConfigRepository>;
   networkFeatureConfigs: ReturnType<typeof createNetworkFeatureConfigRepository>;
   outbox: ReturnType<typeof createOutboxRepository>;
   portAllocation: ReturnType<typeof createPortAllocation>;
   traffic: ReturnType<typeof createTrafficRepository>;
+  /** What the database says the devices hold (for reconciling devices with it). */
+  deviceHoldings: ReturnType<typeof createDeviceHoldingsRepository>;
   /** Answers when the database takes a trivial query; throws otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -91,6 +97,7 @@ export function openDatabase(
     ips: createIpRepository({ sequelize, events }),
     macs: createMacRepository({ sequelize, events }),
     memberJoiningRules: createMemberJoiningRuleRepository({ sequelize, events, outbox }),
+    memberExport: createMemberExportRepository({ sequelize }),
     networkServices: createNetworkServiceRepository({
       sequelize,
       events,
@@ -107,6 +114,7 @@ export function openDatabase(
     connections: createConnectionRepository({ sequelize, events, outbox, portAllocation, quotas, clock }),
     portReservations: createPortReservationRepository({ sequelize, events, outbox, portAllocation, quotas }),
     traffic: createTrafficRepository({ sequelize }),
+    deviceHoldings: createDeviceHoldingsRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');
     },

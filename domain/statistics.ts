@@ -11,8 +11,14 @@ import { ValidationError } from './errors';
 
 export type AggregateStatistics = components['schemas']['AggregateStatistics'];
 
-/** What is sampled: a port, or a connection (its LAG, or its one port). */
+/** What is sampled: a port, a connection (its LAG, or its one port), or a network service config. */
 export type TrafficSubjectType = 'port' | 'connection' | 'network_service_config';
+
+/**
+ * What has statistics: a sampled subject, or a network service, whose traffic is not sampled
+ * itself but added up from the samples of its configs.
+ */
+export type StatisticsSubjectType = TrafficSubjectType | 'network_service';
 
 /** The fixed id of the one workflow that samples every subject. */
 export const TRAFFIC_COLLECTOR_WORKFLOW_ID = 'ixapi:statistics:collector';
@@ -155,6 +161,37 @@ export interface AggregateOptions {
   title: string;
 }
 
+const RATE_KINDS = Object.values(RATE_OF);
+const ZERO_RATE = Object.fromEntries(RATE_KINDS.map((kind) => [kind, 0])) as Omit<TrafficRate, 'from' | 'at'>;
+
+/**
+ * The rates of several subjects added up (a service's configs): over each stretch between two
+ * consecutive ends of any subject's intervals, the sum of the rates of the subjects whose interval
+ * covers it. A stretch that no subject has a rate for (none sampled it, a counter went down) gives
+ * none, as a gap in one subject's samples does. For one subject these are its own rates.
+ */
+export function summedRates(series: ReadonlyArray<readonly TrafficRate[]>): TrafficRate[] {
+  const bounds = [...new Set(series.flatMap((rates) => rates.flatMap((rate) => [rate.from, rate.at])))].sort(
+    (a, b) => a - b,
+  );
+  // Each subject's rates are in time order and do not overlap: one cursor each walks them.
+  const cursors = series.map(() => 0);
+  const summed: TrafficRate[] = [];
+  for (let i = 1; i < bounds.length; i += 1) {
+    const [from, at] = [bounds[i - 1], bounds[i]];
+    let sum: TrafficRate | undefined;
+    series.forEach((rates, s) => {
+      while (cursors[s] < rates.length && rates[cursors[s]].at <= from) cursors[s] += 1;
+      const rate = rates[cursors[s]];
+      if (!rate || rate.from > from || rate.at < at) return;
+      sum ??= { from, at, ...ZERO_RATE };
+      for (const kind of RATE_KINDS) sum[kind] += rate[kind];
+    });
+    if (sum) summed.push(sum);
+  }
+  return summed;
+}
+
 /**
  * Aggregates the samples of a window (start, end]: time-weighted averages, 95th percentiles and
  * maxima of the rates of the intervals that end in it (the sample just before the window starts
@@ -165,11 +202,26 @@ export function aggregateTraffic(
   samples: readonly CounterSample[],
   options: AggregateOptions,
 ): AggregateStatistics {
+  return aggregateSummedTraffic([samples], options);
+}
+
+/**
+ * The aggregate of several subjects' traffic added up (`summedRates`), one subject's samples
+ * each: what `aggregateTraffic` makes of one subject. Its accuracy is the mean of theirs, and
+ * with no subject at all the window holds nothing (accuracy 0, no maxima).
+ */
+export function aggregateSummedTraffic(
+  series: ReadonlyArray<readonly CounterSample[]>,
+  options: AggregateOptions,
+): AggregateStatistics {
   const start = options.start.getTime();
   const end = options.end.getTime();
   const inWindow = (at: number) => at > start && at <= end;
-  const rates = trafficRates(samples).filter((rate) => inWindow(rate.at));
-  const held = samples.filter((sample) => inWindow(sample.at)).length;
+  const rates = summedRates(series.map(trafficRates)).filter((rate) => inWindow(rate.at));
+  const held = series.length
+    ? series.reduce((total, samples) => total + samples.filter((sample) => inWindow(sample.at)).length, 0) /
+      series.length
+    : 0;
   const expected = (end - start) / (options.intervalSeconds * 1000);
   const seconds = rates.reduce((total, rate) => total + (rate.at - rate.from) / 1000, 0);
   const average = (kind: keyof TrafficRate) =>
@@ -214,15 +266,18 @@ export function aggregateTraffic(
   };
 }
 
-/** One aggregate per sliding window, each ending `now`. */
+/**
+ * One aggregate per sliding window, each ending `now`, of the traffic of the subjects whose samples
+ * `series` holds (one subject's, or those whose traffic adds up).
+ */
 export function slidingAggregates(
-  samples: readonly CounterSample[],
+  series: ReadonlyArray<readonly CounterSample[]>,
   options: { now: Date; intervalSeconds: number },
 ): Record<SlidingWindow, AggregateStatistics> {
   return Object.fromEntries(
     SLIDING_WINDOWS.map((window) => [
       window,
-      aggregateTraffic(samples, {
+      aggregateSummedTraffic(series, {
         ...options,
         start: windowStart(window, options.now),
         end: options.now,
@@ -305,10 +360,10 @@ export function requestedWindow(query: {
   return { start, end };
 }
 
-/** The aggregate of a window the client named. */
+/** The aggregate of a window the client named, of the subjects whose samples `series` holds. */
 export function customAggregate(
-  samples: readonly CounterSample[],
+  series: ReadonlyArray<readonly CounterSample[]>,
   options: { start: Date; end: Date; now: Date; intervalSeconds: number },
 ): Record<typeof CUSTOM_WINDOW, AggregateStatistics> {
-  return { [CUSTOM_WINDOW]: aggregateTraffic(samples, { ...options, title: 'Custom window' }) };
+  return { [CUSTOM_WINDOW]: aggregateSummedTraffic(series, { ...options, title: 'Custom window' }) };
 }

@@ -139,7 +139,9 @@ export interface OpticsReading {
  * Traffic counters of one interface, LAG or sub-interface, as the device read them at `readAt`.
  * Like SNMP's Counter64 they are unsigned 64-bit integers that only grow: an interface's counters
  * stand still while it carries no traffic and carry on (never reset) when it carries some again.
- * A LAG counts the sum of its members' counters, so its counters step when members change.
+ * A LAG counts the sum of its members' counters, so its counters step when members change. In and
+ * out are the device's view, as SNMP's: in is what the interface received from the customer's
+ * side, out what the device sent to it.
  */
 export interface CounterReading {
   /** An interface, a LAG, or a sub-interface `<interface-or-lag>.<vlan>` (VLAN 1 to 4094). */

@@ -15,6 +15,7 @@ import type { DeviceSnapshot } from './intent';
 import { inverseOf } from './intent';
 import type { Counters } from './lab-traffic';
 import { countersOf, octetsBetween, subInterfaceShare, trafficProfile } from './lab-traffic';
+import { addCounters, NO_TRAFFIC, shareOf, subInterfaceOf, unknownCounterName } from './counters';
 
 /** Receive power the lab's optics are specified for, in dBm. */
 export const OPTICS_RX_RANGE = { min: -14, max: 2 } as const;
@@ -151,28 +152,6 @@ function carried(device: string, row: InterfaceRow, nowMs: number) {
   }
   return { profile, octetsIn, octetsOut };
 }
-
-const COUNTER_NAMES = [
-  'octetsIn',
-  'octetsOut',
-  'packetsIn',
-  'packetsOut',
-  'errorsIn',
-  'errorsOut',
-  'discardsIn',
-  'discardsOut',
-] as const;
-
-const ZERO: Counters = Object.fromEntries(COUNTER_NAMES.map((name) => [name, 0n])) as Counters;
-
-const sum = (a: Counters, b: Counters): Counters =>
-  Object.fromEntries(COUNTER_NAMES.map((name) => [name, a[name] + b[name]])) as Counters;
-
-const share = (counters: Counters, perMille: bigint): Counters =>
-  Object.fromEntries(COUNTER_NAMES.map((name) => [name, (counters[name] * perMille) / 1000n])) as Counters;
-
-/** `<interface-or-lag>.<vlan>`: the parent and the VLAN, or undefined for another spelling. */
-const SUB_INTERFACE = /^(.+)\.(\d{1,4})$/;
 
 /**
  * The lab fabric in the database: devices with a configuration version (switches and route
@@ -569,19 +548,18 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
       const ofInterfaceOrLag = (name: string): Counters | undefined => {
         if (byName.has(name)) return ofInterface(name);
         const lag = lags.get(name);
-        return lag?.members.reduce((total, member) => sum(total, ofInterface(member) ?? ZERO), ZERO);
+        return lag?.members.reduce(
+          (total, member) => addCounters(total, ofInterface(member) ?? NO_TRAFFIC),
+          NO_TRAFFIC,
+        );
       };
       const counters = (name: string): Counters => {
         const direct = ofInterfaceOrLag(name);
         if (direct) return direct;
-        const [, parent, vlan] = SUB_INTERFACE.exec(name) ?? [];
-        const parentCounters = parent === undefined ? undefined : ofInterfaceOrLag(parent);
-        if (parentCounters && Number(vlan) >= 1 && Number(vlan) <= 4094)
-          return share(parentCounters, subInterfaceShare(device, name));
-        throw new DriverError(
-          'invalid-config',
-          `${device} has no interface, LAG or sub-interface (VLAN 1 to 4094) ${name}`,
-        );
+        const sub = subInterfaceOf(name);
+        const parentCounters = sub && ofInterfaceOrLag(sub.parent);
+        if (parentCounters) return shareOf(parentCounters, subInterfaceShare(device, name));
+        throw unknownCounterName(device, name);
       };
       const readAt = now.toISOString();
       return names.map((name) => ({ interface: name, readAt, ...counters(name) }));

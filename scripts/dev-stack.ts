@@ -7,10 +7,14 @@ import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import type { Config } from '../config/config';
 import { ConfigError, loadConfig } from '../config/config';
+import { MEMBER_EXPORT_PATH } from '../api/ixf-member-export';
+import type { Database } from '../db';
 import { openDatabase } from '../db';
 import { ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
 import { createLabStore } from '../drivers/lab-store';
+import { fabricDevices, fabricRouteServers } from '../drivers/ovs-catalogue';
+import { OvsFabric } from '../drivers/ovs-fabric';
 import { seedDemo } from '../db/seed';
 import { searchAttributeFlags } from '../domain/search-attributes';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
@@ -20,8 +24,9 @@ import { findTemporalCli } from './temporal-cli';
 
 /**
  * `npm start`: the whole service on one machine. A Temporal dev server (unless TEMPORAL_ADDRESS is
- * set), the database and its migrations, the demo exchange, the API and a worker. Ctrl-C stops
- * every child in order; a second start reuses .data/.
+ * set), the database and its migrations, the demo exchange, with DEVICE_DRIVER=ovs the ovs fabric
+ * of the catalogue's devices, the API and a worker. Ctrl-C stops every child in order (the fabric
+ * stays up); a second start reuses .data/.
  */
 
 const TEMPORAL_PORT = 7233;
@@ -203,9 +208,37 @@ async function prepareDatabase(config: Config): Promise<void> {
     // The lab devices the provisioning worker drives mirror the catalogue's devices and ports.
     await createLabStore(db.sequelize).syncFromCatalogue();
     writeDemoCredentials({ baseUrl: config.publicBaseUrl, accounts });
+    if (config.deviceDriver === 'ovs') await startFabric(config, db);
   } finally {
     await db.close();
   }
+}
+
+/**
+ * DEVICE_DRIVER=ovs: the ovs fabric comes up before the worker, with a bridge per device of the
+ * catalogue and a port per port, a core bridge per metro area network and a namespace per route
+ * server (what runs already is kept). It outlives the stack, like the data:
+ * `npm run fabric -- down` takes it down.
+ */
+async function startFabric(config: Config, db: Database): Promise<void> {
+  if (process.getuid?.() !== 0)
+    fail('DEVICE_DRIVER=ovs needs root: the ovs fabric makes bridges, veth pairs and network namespaces');
+  const fabric = new OvsFabric(path.resolve(PROJECT_ROOT, config.ovsRunDir));
+  const devices = await fabricDevices(db.sequelize);
+  const routeServers = await fabricRouteServers(db.sequelize);
+  say(
+    `bringing the ovs fabric up under ${fabric.runDir} (${devices.length} devices, ${routeServers.length} route servers)…`,
+  );
+  try {
+    await fabric.up(devices, routeServers);
+  } catch (error) {
+    fail(`the ovs fabric did not come up: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const { ovsVswitchd } = await fabric.status();
+  const ports = devices.reduce((sum, device) => sum + device.ports.length, 0);
+  say(
+    `the ovs fabric is up: ovs-vswitchd ${ovsVswitchd.pid}, ${devices.length} bridges, ${ports} ports; the worker supervises it every ${config.supervisionIntervalSeconds} s`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -262,10 +295,14 @@ async function main(): Promise<void> {
     `  Docs           ${config.publicBaseUrl}/docs`,
     `  OpenAPI        ${config.publicBaseUrl}/spec`,
     `  Health         ${config.publicBaseUrl}/health`,
+    `  IX-F export    ${new URL(config.publicBaseUrl).origin}${MEMBER_EXPORT_PATH}`,
     config.temporalAddress
       ? `  Temporal       ${config.temporalAddress} (namespace ${config.temporalNamespace})`
       : `  Temporal UI    http://localhost:${TEMPORAL_UI_PORT}/namespaces/${config.temporalNamespace}/workflows`,
     `  Metrics        http://localhost:${metricsPort}/metrics (API), :${metricsPort + 1} (worker), :${temporalMetricsPort} (Temporal SDK)`,
+    config.deviceDriver === 'ovs'
+      ? `  Devices        the ovs fabric under ${path.resolve(PROJECT_ROOT, config.ovsRunDir)} (npm run fabric -- status | down)`
+      : '  Devices        the lab (DEVICE_DRIVER=ovs for Open vSwitch bridges)',
     '',
     `Demo credentials (also in ${path.relative(PROJECT_ROOT, DEMO_CREDENTIALS_FILE)}):`,
     ...accounts.map(

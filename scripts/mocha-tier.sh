@@ -33,6 +33,10 @@ case "$tier" in
       test/integration/event-payloads.test.ts
       test/integration/quotas.test.ts
       test/integration/statistics.test.ts
+      test/integration/conformance-package.test.ts
+      test/integration/conformance-selftest-clients.test.ts
+      test/integration/conformance-html.test.ts
+      test/integration/ixf-export.test.ts
     )
     ;;
 esac

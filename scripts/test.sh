@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: the production build, then the integration tests against a real MariaDB and a real
-# Temporal dev server (started by the suite itself), with everything else beside them at a lower CPU
-# priority: lint, formatting, the OpenAPI document, the type check, and the unit and workflow tests.
-# Ends with one line counting every test.
+# Temporal dev server (started by the suite itself), with everything else beside them: the fabric
+# tests (Open vSwitch and BIRD, one file after another), and at a lower CPU priority lint,
+# formatting, the OpenAPI document, the type check, and the unit and workflow tests. Ends with one
+# line counting every test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,18 +21,23 @@ npm run --silent build -- --no-check || exit 1
 # The integration tier waits on workflows, the database and timers much of its time and is the
 # longest: it runs in the foreground at normal priority, and the rest runs beside it, each into a log
 # of its own shown once all are done, `nice`d so that it takes the cores the integration tier leaves
-# idle rather than slowing it down. The unit and workflow tiers keep timers of their own: they come
-# before the checks, which wait for nothing.
+# idle rather than slowing it down. The workflow tier keeps timers of its own: it comes before the
+# checks, which wait for nothing. The unit tier is not `nice`d: it needs about a minute of CPU in
+# all, but behind the integration tier's processes at a lower priority it got so little of the CPU
+# that its tests took up to sixty times as long as alone, near their timeouts. Nor is the fabric tier:
+# its files run one at a time (one Open vSwitch fabric per host) and wait on pings and BGP timers
+# more than they compute.
 declare -A command=(
   [unit]="bash scripts/mocha-tier.sh unit"
   [workflows]="bash scripts/mocha-tier.sh workflows"
+  [fabric]="bash scripts/mocha-tier.sh fabric"
   [lint:code]="npm run --silent lint:code"
   [lint:format]="npm run --silent lint:format"
   [lint:spec]="npm run --silent lint:spec"
   [typecheck]="npm run --silent typecheck"
 )
-declare -A niceness=([unit]=10 [workflows]=10 [lint:code]=19 [lint:format]=19 [lint:spec]=19 [typecheck]=19)
-beside=(lint:code lint:format lint:spec typecheck unit workflows)
+declare -A niceness=([fabric]=0 [unit]=0 [workflows]=10 [lint:code]=19 [lint:format]=19 [lint:spec]=19 [typecheck]=19)
+beside=(lint:code lint:format lint:spec typecheck unit workflows fabric)
 for job in "${beside[@]}"; do
   (
     echo "$SECONDS" >"$logs/$job.start"
@@ -67,7 +73,7 @@ for job in "${beside[@]}"; do
   cat "$logs/$job"
   code=$(cat "$logs/$job.code")
   case "$job" in
-    unit | workflows) count "$logs/$job" "$code" ;;
+    unit | workflows | fabric) count "$logs/$job" "$code" ;;
     *) [ "$code" = 0 ] || { status=1; echo "$job failed (exit $code)"; } ;;
   esac
 done

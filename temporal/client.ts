@@ -9,6 +9,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
 import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
+import { FABRIC_SUPERVISOR_WORKFLOW_ID } from '../domain/supervision';
 import type { OutboxRepository, PendingMessage } from '../db/repositories/outbox-repository';
 import { isSignal } from '../db/repositories/outbox-repository';
 import type { Logger } from 'pino';
@@ -191,21 +192,23 @@ export function createWorkflowStarter(deps: {
 export type WorkflowStarter = ReturnType<typeof createWorkflowStarter>;
 
 /**
- * Starts the one workflow that samples traffic counters, unless it runs already: its id is fixed,
- * so every worker (and the test stack) may try at start-up. Answers whether this call started it.
+ * Starts a workflow of which one runs for the whole namespace, under its fixed id, unless it runs
+ * already: every worker (and the test stack) may try at start-up. Answers whether this call
+ * started it.
  */
-export async function startTrafficCollector(
+async function startSingleton(
   client: Client,
-  options: { taskQueue: string; intervalSeconds: number },
+  options: { workflowType: string; workflowId: string; taskQueue: string; args: unknown[]; resource: string },
 ): Promise<boolean> {
+  const [resourceType, resourceId] = options.resource.split(':');
   try {
-    await client.workflow.start('collectTrafficStatistics', {
-      workflowId: TRAFFIC_COLLECTOR_WORKFLOW_ID,
+    await client.workflow.start(options.workflowType, {
+      workflowId: options.workflowId,
       taskQueue: options.taskQueue,
-      args: [{ intervalSeconds: options.intervalSeconds }],
+      args: options.args,
       typedSearchAttributes: typedSearchAttributes({
-        IxapiResourceType: 'statistics',
-        IxapiResourceId: 'collector',
+        IxapiResourceType: resourceType,
+        IxapiResourceId: resourceId,
       }),
     });
     return true;
@@ -213,6 +216,37 @@ export async function startTrafficCollector(
     if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
     throw error;
   }
+}
+
+/** Starts the one workflow that samples traffic counters, unless it runs already (startSingleton). */
+export function startTrafficCollector(
+  client: Client,
+  options: { taskQueue: string; intervalSeconds: number },
+): Promise<boolean> {
+  return startSingleton(client, {
+    workflowType: 'collectTrafficStatistics',
+    workflowId: TRAFFIC_COLLECTOR_WORKFLOW_ID,
+    taskQueue: options.taskQueue,
+    args: [{ intervalSeconds: options.intervalSeconds }],
+    resource: 'statistics:collector',
+  });
+}
+
+/**
+ * Starts the one workflow that supervises the fabric (DEVICE_DRIVER=ovs), unless it runs already
+ * (startSingleton).
+ */
+export function startFabricSupervisor(
+  client: Client,
+  options: { taskQueue: string; intervalSeconds: number },
+): Promise<boolean> {
+  return startSingleton(client, {
+    workflowType: 'superviseFabric',
+    workflowId: FABRIC_SUPERVISOR_WORKFLOW_ID,
+    taskQueue: options.taskQueue,
+    args: [{ intervalSeconds: options.intervalSeconds }],
+    resource: 'fabric:supervisor',
+  });
 }
 
 /** The configured Temporal connection and a workflow starter over it. */

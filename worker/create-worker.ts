@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { QueryTypes } from 'sequelize';
 import type { NativeConnection, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import {
   makeWorkflowExporter,
@@ -9,27 +10,99 @@ import {
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
+import type { DeviceDriver } from '../drivers/contract';
+import { BirdRouteServers } from '../drivers/bird';
 import { LabDriver } from '../drivers/lab';
+import { OvsDriver } from '../drivers/ovs';
+import { OvsFabric } from '../drivers/ovs-fabric';
+import { RoutedDriver } from '../drivers/routed-driver';
+import type { Supervised } from '../drivers/supervision';
+import { ovsFabricSupervision, routeServerSupervision } from '../drivers/supervision';
 import { LabCloudProvider } from '../drivers/lab-cloud';
 import type { ProductionTimer } from '../activities/device-work';
 import type { DriverCall } from '../drivers/metered-driver';
 import { meterDriver } from '../drivers/metered-driver';
-import type { Config } from '../config/config';
+import type { Config, DeviceDriverName } from '../config/config';
 import type { Database } from '../db';
+import { catalogueRouteServers, fabricRouteServers } from '../drivers/ovs-catalogue';
 import type { Tracing } from '../telemetry/tracing';
 import { currentTracing } from '../telemetry/tracing';
 
+type DriverSettings = Pick<Config, 'labDeviceLatencyMs' | 'ovsRunDir'>;
+
+/** A worker's devices: the driver its activities use, and what its supervisor looks after. */
+interface DevicePlane {
+  driver: DeviceDriver;
+  supervised: Supervised[];
+}
+
 /**
- * The worker's activities over one database; devices and cloud providers are the lab's. With
- * `metrics` (the worker's), every device-driver call is timed and reported, and so is each
- * resource's way to production.
+ * The device drivers a worker can run, by the name `DEVICE_DRIVER` gives: `lab`, the fabric
+ * simulated in the database, with nothing to supervise; and `ovs`, Open vSwitch bridges of the
+ * fabric `npm run fabric -- up` started under `OVS_RUN_DIR` for the switches, and BIRD 2 in the
+ * route-server namespaces the fabric made for the route servers (their run directories under
+ * `<OVS_RUN_DIR>/bird`). The `superviseFabric` workflow looks after the fabric's processes, the
+ * rules and meters that die with ovs-vswitchd, and the route servers' BIRDs, through the same
+ * driver instances the activities use, so that a restart and a commit of one device never
+ * interleave.
+ */
+export const DEVICE_DRIVERS: Record<
+  DeviceDriverName,
+  (db: Database, settings: DriverSettings) => DevicePlane
+> = {
+  lab: (db, settings) => ({
+    driver: new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs }),
+    supervised: [],
+  }),
+  ovs: (db, settings) => {
+    const fabric = new OvsFabric(path.resolve(settings.ovsRunDir));
+    const switches = new OvsDriver(fabric);
+    const routeServers = new BirdRouteServers(fabric.birdDir, catalogueRouteServers(db.sequelize));
+    return {
+      driver: new RoutedDriver({ switches, routeServers, isRouteServer: routeServerLookup(db) }),
+      supervised: [
+        ovsFabricSupervision(switches),
+        routeServerSupervision(routeServers, async () =>
+          (await fabricRouteServers(db.sequelize)).map((server) => server.feature),
+        ),
+      ],
+    };
+  },
+};
+
+/**
+ * Whether a device is a route server of the catalogue (a network feature), asked of the database
+ * once per device: the fabric's switches hold no BGP sessions, the route servers' BIRDs do.
+ */
+function routeServerLookup(db: Database): (device: string) => Promise<boolean> {
+  const known = new Map<string, boolean>();
+  return async (device) => {
+    const cached = known.get(device);
+    if (cached !== undefined) return cached;
+    const rows = await db.sequelize.query<{ id: string }>(
+      "SELECT id FROM network_features WHERE id = :device AND type = 'route_server'",
+      { replacements: { device }, type: QueryTypes.SELECT },
+    );
+    known.set(device, rows.length > 0);
+    return rows.length > 0;
+  };
+}
+
+/**
+ * The worker's activities over one database; devices are those of the driver `deviceDriver` names
+ * (the lab's unless set), cloud providers the lab's. With `metrics` (the worker's), every
+ * device-driver call is timed and reported, and so is each resource's way to production.
  */
 export function activitiesFor(
   db: Database,
-  settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'>,
+  settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'> &
+    Partial<Pick<Config, 'deviceDriver' | 'ovsRunDir'>>,
   metrics?: { observeDriverCall: (call: DriverCall) => void; timeProduction: ProductionTimer },
 ): Activities {
-  const driver = new LabDriver(db.sequelize, { latencyMs: settings.labDeviceLatencyMs });
+  const { driver, supervised } = DEVICE_DRIVERS[settings.deviceDriver ?? 'lab'](db, {
+    labDeviceLatencyMs: settings.labDeviceLatencyMs,
+    ovsRunDir: settings.ovsRunDir ?? '.data/ovs',
+  });
   return createActivities({
     accounts: db.accounts,
     connections: db.connections,
@@ -37,7 +110,9 @@ export function activitiesFor(
     networkServiceConfigs: db.networkServiceConfigs,
     networkFeatureConfigs: db.networkFeatureConfigs,
     traffic: db.traffic,
+    deviceHoldings: db.deviceHoldings,
     driver: meterDriver(driver, metrics?.observeDriverCall),
+    supervised,
     cloudProvider: new LabCloudProvider(db.sequelize),
     clock: () => new Date(),
     crossConnectDelayMs: settings.labCrossConnectDelayMs,

@@ -3,11 +3,12 @@ import { tracing } from './tracing';
 
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createLogger } from '../telemetry/logger';
-import { connectTemporal, startTrafficCollector } from '../temporal/client';
+import { connectTemporal, startFabricSupervisor, startTrafficCollector } from '../temporal/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
 import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../domain/statistics';
+import { FABRIC_SUPERVISOR_WORKFLOW_ID } from '../domain/supervision';
 import { openDatabase } from '../db';
 import type { MetricsListener } from '../telemetry/metrics';
 import { createMetricsRegistry, startMetricsListener } from '../telemetry/metrics';
@@ -29,25 +30,42 @@ async function connectWithRetry(address: string, log: (message: string) => void)
 }
 
 /**
- * Makes sure the traffic collector runs (one for the whole namespace; whoever comes first starts
- * it). A Temporal that does not take the start now is tried again by the next worker to start.
+ * Makes sure the workflows of which one runs for the whole namespace run: the traffic collector,
+ * and with DEVICE_DRIVER=ovs the fabric's supervisor. Whoever comes first starts them; a Temporal
+ * that does not take the start now is tried again by the next worker to start.
  */
-async function startCollector(address: string, config: Config, logger: Logger): Promise<void> {
+async function startSingletons(address: string, config: Config, logger: Logger): Promise<void> {
   const temporal = connectTemporal({ address, namespace: config.temporalNamespace });
-  try {
-    const started = await startTrafficCollector(temporal.client, {
-      taskQueue: config.temporalTaskQueue,
+  const singletons = [
+    {
+      what: 'traffic collector',
+      workflowId: TRAFFIC_COLLECTOR_WORKFLOW_ID,
       intervalSeconds: config.statsSampleIntervalSeconds,
-    });
-    logger.info(
-      { workflowId: TRAFFIC_COLLECTOR_WORKFLOW_ID, intervalSeconds: config.statsSampleIntervalSeconds },
-      started ? 'traffic collector started' : 'traffic collector already running',
-    );
-  } catch (error) {
-    logger.warn(
-      { err: error instanceof Error ? error.message : String(error) },
-      'traffic collector not started',
-    );
+      start: startTrafficCollector,
+    },
+    ...(config.deviceDriver === 'ovs'
+      ? [
+          {
+            what: 'fabric supervisor',
+            workflowId: FABRIC_SUPERVISOR_WORKFLOW_ID,
+            intervalSeconds: config.supervisionIntervalSeconds,
+            start: startFabricSupervisor,
+          },
+        ]
+      : []),
+  ];
+  try {
+    for (const { what, workflowId, intervalSeconds, start } of singletons) {
+      try {
+        const started = await start(temporal.client, {
+          taskQueue: config.temporalTaskQueue,
+          intervalSeconds,
+        });
+        logger.info({ workflowId, intervalSeconds }, started ? `${what} started` : `${what} already running`);
+      } catch (error) {
+        logger.warn({ err: error instanceof Error ? error.message : String(error) }, `${what} not started`);
+      }
+    }
   } finally {
     await temporal.close();
   }
@@ -113,7 +131,7 @@ async function main(): Promise<void> {
     },
     'worker polling',
   );
-  const collecting = startCollector(address, config, logger);
+  const collecting = startSingletons(address, config, logger);
   // The runtime's shutdown signals (SIGINT, SIGTERM) drain the worker: it takes no new tasks and lets
   // running activities finish within SHUTDOWN_TIMEOUT; run() resolves afterwards.
   await worker.run();

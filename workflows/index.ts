@@ -5,3 +5,4 @@ export * from './network-service-config-provisioning';
 export * from './network-service-provisioning';
 export * from './network-feature-config-provisioning';
 export * from './traffic-statistics';
+export * from './fabric-supervision';

@@ -334,6 +334,8 @@ export const networkServicesFamily: ResourceFamily = {
   name: 'network-services',
   collections: networkServiceCollections,
   asynchronous: true,
+  // The traffic of the caller's configs of the service, added up.
+  statistics: ['network_service'],
   operations: ({ db, validators, writes, clock }) =>
     networkServiceOperations({ services: db.networkServices, validators, writes, clock }),
 };

@@ -2,7 +2,12 @@ import type { TrafficRepository, TrafficSubjectFacts } from '../../db/repositori
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee } from '../../domain/authority';
 import { NotFoundError } from '../../domain/errors';
-import type { AggregateStatistics, TrafficSubjectType } from '../../domain/statistics';
+import type {
+  AggregateStatistics,
+  CounterSample,
+  StatisticsSubjectType,
+  TrafficSubjectType,
+} from '../../domain/statistics';
 import { customAggregate, requestedWindow, slidingAggregates, windowStart } from '../../domain/statistics';
 import type { OperationContext, OperationDefinition } from '../operations';
 import type { WriteContext } from '../writes';
@@ -12,15 +17,17 @@ const OPTICS_FRESH_INTERVALS = 3;
 
 /**
  * Traffic statistics of the subjects the registry's families name (ports, connections, service
- * configs), aggregated from the collector's samples. They are shown to whoever may read the
- * subject; to anybody else it does not exist.
+ * configs, network services), aggregated from the collector's samples. They are shown to whoever
+ * may read the subject; to anybody else it does not exist. A network service is not sampled
+ * itself: its statistics add up the traffic of the caller's configs of it (whatever the driver,
+ * the collector samples each config on the interface that carries it).
  */
 export function statisticsOperations(deps: {
   traffic: TrafficRepository;
   /** The collector's sampling interval, which says how many samples a window should hold. */
   intervalSeconds: number;
   writes: WriteContext;
-  subjects: readonly TrafficSubjectType[];
+  subjects: readonly StatisticsSubjectType[];
   clock?: () => Date;
 }): OperationDefinition[] {
   const { traffic, writes } = deps;
@@ -38,21 +45,49 @@ export function statisticsOperations(deps: {
     return subject;
   }
 
-  /** The sliding windows, or the one window `start` and `end` name. */
-  async function aggregatesOf(
-    subjectType: TrafficSubjectType,
+  /**
+   * The sampled subjects whose traffic makes up what the caller sees of the subject: the subject
+   * itself, or the caller's configs of a network service (none: the service carries nothing of
+   * the caller's). One the caller may not read is not found.
+   */
+  async function sampledSubjects(
+    subjectType: StatisticsSubjectType,
     id: string,
-    query: OperationContext['query'],
+    scope: Scope,
+  ): Promise<Array<{ subjectType: TrafficSubjectType; id: string }>> {
+    if (subjectType !== 'network_service') {
+      await visible(subjectType, id, scope);
+      return [{ subjectType, id }];
+    }
+    const configs = await traffic.configsOfService(id, scope.accounts);
+    if (!configs) throw new NotFoundError(`no network_services with id ${id}`);
+    return configs.map((config) => ({ subjectType: 'network_service_config', id: config }));
+  }
+
+  /** The samples of each subject from `from` to `to`, the subjects read side by side. */
+  function samplesOfEach(
+    subjects: ReadonlyArray<{ subjectType: TrafficSubjectType; id: string }>,
+    from: Date,
+    to: Date,
+  ): Promise<CounterSample[][]> {
+    return Promise.all(
+      subjects.map((subject) => traffic.samplesOf(subject.subjectType, subject.id, from, to)),
+    );
+  }
+
+  /** The sliding windows, or the one window `start` and `end` name, of the subjects' traffic added up. */
+  async function aggregatesOf(
+    subjects: ReadonlyArray<{ subjectType: TrafficSubjectType; id: string }>,
+    custom: { start: Date; end: Date } | undefined,
   ): Promise<Record<string, AggregateStatistics>> {
-    const custom = requestedWindow({ start: query.start, end: query.end });
     const now = clock();
     const { intervalSeconds } = deps;
     if (custom) {
-      const samples = await traffic.samplesOf(subjectType, id, custom.start, custom.end);
-      return customAggregate(samples, { ...custom, now, intervalSeconds });
+      const series = await samplesOfEach(subjects, custom.start, custom.end);
+      return customAggregate(series, { ...custom, now, intervalSeconds });
     }
-    const samples = await traffic.samplesOf(subjectType, id, windowStart('P1Y', now), now);
-    return slidingAggregates(samples, { now, intervalSeconds });
+    const series = await samplesOfEach(subjects, windowStart('P1Y', now), now);
+    return slidingAggregates(series, { now, intervalSeconds });
   }
 
   /**
@@ -69,8 +104,9 @@ export function statisticsOperations(deps: {
     operationId: `${subjectType}s_statistics_read`,
     authenticated: true,
     async handle({ params, query, caller }: OperationContext) {
-      await visible(subjectType, params.id, await writes.scope(caller));
-      const aggregates = await aggregatesOf(subjectType, params.id, query);
+      const subjects = await sampledSubjects(subjectType, params.id, await writes.scope(caller));
+      const custom = requestedWindow({ start: query.start, end: query.end });
+      const aggregates = await aggregatesOf(subjects, custom);
       // A port also shows the light levels of its optics.
       const optics = subjectType === 'port' ? await lightLevels(params.id) : {};
       return { status: 200, body: { aggregates, ...optics } };

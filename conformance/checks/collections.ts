@@ -359,7 +359,11 @@ function checksFor(op: ListOperation): CheckDefinition[] {
       deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
-        if (items.length < 2) t.inconclusive(`the collection has ${items.length} item(s); paging needs two`);
+        if (items.length < 2)
+          t.inconclusive(
+            `the collection has ${items.length} item(s); paging needs two`,
+            `two items or more in ${op.path}`,
+          );
         const limit = Math.max(1, Math.ceil(items.length / MAX_PAGES));
         const first = await t.call(op.list, { query: `page_limit=${limit}` });
         t.must(first.status === 206, `page_limit answered ${first.status}, not 206`);
@@ -403,7 +407,8 @@ function checksFor(op: ListOperation): CheckDefinition[] {
       deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
-        if (!items.length) t.inconclusive('the collection is empty; there is nothing to filter');
+        if (!items.length)
+          t.inconclusive('the collection is empty; there is nothing to filter', `an item in ${op.path}`);
         const wanted = idsOf(items).slice(0, 2);
         const comma = idsOf(
           await wholeList(t, op.list, { query: `id=${wanted.map(encodeURIComponent).join(',')}` }),
@@ -475,25 +480,35 @@ function checksFor(op: ListOperation): CheckDefinition[] {
             `${query(pair)} gave ${found.length} items; ${expected.length} match both filters`,
           );
         }
-        const narrowing = narrowingCondition(items, names);
-        if (narrowing) {
-          tried += 1;
-          const expected = idsOf(matching(items, [narrowing]));
-          const first = await t.call(op.list, { query: `${query([narrowing])}&page_limit=1` });
+        const pagedFilter = async (filter: string, expected: string[]) => {
+          const first = await t.call(op.list, { query: `${filter}&page_limit=1` });
           t.must(first.status === 206, `a filtered page answered ${first.status}, not 206`);
           t.must(
             first.headers['x-pagination-items'] === String(expected.length),
-            `${query([narrowing])} with page_limit=1 says X-Pagination-Items ${first.headers['x-pagination-items']}; ${expected.length} items match`,
+            `${filter} with page_limit=1 says X-Pagination-Items ${first.headers['x-pagination-items']}; ${expected.length} items match`,
           );
           const { pages } = await walkNext(t, op.list, first, expected.length);
           const seen = pages.flatMap((page) => idsOf(t.items(page)));
           t.must(
             isDeepStrictEqual(seen, expected),
-            `walking the filtered pages visited ${seen.length} items; ${expected.length} match ${query([narrowing])}`,
+            `walking the filtered pages visited ${seen.length} items; ${expected.length} match ${filter}`,
           );
+        };
+        const narrowing = narrowingCondition(items, names);
+        if (narrowing) {
+          tried += 1;
+          await pagedFilter(query([narrowing]), idsOf(matching(items, [narrowing])));
+        } else if (items.length >= 3 && items.every((item) => typeof item.id === 'string')) {
+          // No property value is shared by some items and not others: the id filter keeps two.
+          tried += 1;
+          const two = idsOf(items.slice(0, 2));
+          await pagedFilter(`id=${two.map(encodeURIComponent).join(',')}`, two);
         }
         if (!tried)
-          t.inconclusive('no items hold values that two filters, or one paged filter, could tell apart');
+          t.inconclusive(
+            `the collection has ${items.length} item(s) and none share a filtered value; combining filters needs three`,
+            `three items or more in ${op.path}`,
+          );
       },
     },
   ];
@@ -507,7 +522,8 @@ function checksFor(op: ListOperation): CheckDefinition[] {
       deadlineMs,
       async run(t) {
         const items = await wholeCollection(t, op.list);
-        if (!items.length) t.inconclusive('the collection is empty; there is nothing to project');
+        if (!items.length)
+          t.inconclusive('the collection is empty; there is nothing to project', `an item in ${op.path}`);
         const wanted = ['id', 'name'];
         const found = await wholeList(t, op.list, { query: `fields=${wanted.join(',')}` });
         t.must(

@@ -17,13 +17,11 @@ import {
   newMarker,
   orderConnection,
   ORDERING,
-  PROVISIONING_MS,
   refusedChange,
   roleCover,
-  SETTLING_MS,
   show,
+  untypedChange,
 } from './orders';
-import { propertyNames } from './statuses';
 
 /**
  * Checks that order access to an exchange LAN (profile `full`) on a connection of the primary
@@ -94,7 +92,7 @@ export async function handoverNetworks(t: CheckContext): Promise<Map<string, str
  * A connection the primary account manages, in production, in a metro area network with an exchange
  * LAN, preferring one that takes 802.1Q tags; INCONCLUSIVE when it has none.
  */
-async function liveAccess(t: CheckContext): Promise<Access> {
+export async function liveAccess(t: CheckContext): Promise<Access> {
   const primary =
     (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
   const lans = await exchangeLans(t);
@@ -111,6 +109,7 @@ async function liveAccess(t: CheckContext): Promise<Access> {
     candidates[0] ??
     t.inconclusive(
       'the primary account has no connection in production in a metro area network with an exchange LAN',
+      'a connection of the primary account in production where there is an exchange LAN',
     );
   return { connection, service: lans.get(networks.get(String(connection.product_offering))!)! };
 }
@@ -203,9 +202,12 @@ export async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
     CONFIGS.read,
     ordered.id,
     (read) => read.state === 'production',
-    PROVISIONING_MS,
+    t.suite.waits.provisioning,
   );
-  if (!live) t.inconclusive(`the config ordered did not reach production within ${PROVISIONING_MS / 1000} s`);
+  if (!live)
+    t.inconclusive(
+      `the config ordered did not reach production within ${t.suite.waits.provisioning / 1000} s`,
+    );
   return { ...ordered, ...access, config: live };
 }
 
@@ -214,7 +216,7 @@ export async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
  * once either names one (allocation may be deferred); INCONCLUSIVE when none came.
  */
 export async function allocated(t: CheckContext, id: string): Promise<{ config: Item; listed: Item[] }> {
-  const until = Date.now() + PROVISIONING_MS;
+  const until = Date.now() + t.suite.waits.provisioning;
   for (;;) {
     const listed = await wholeList(t, 'ips_list', {
       query: `network_service_config=${encodeURIComponent(id)}`,
@@ -224,7 +226,7 @@ export async function allocated(t: CheckContext, id: string): Promise<{ config: 
     if (ids(config.ips).length || listed.length) return { config, listed };
     if (Date.now() >= until)
       t.inconclusive(
-        `the exchange allocated no address to config ${id} within ${PROVISIONING_MS / 1000} s; allocation may be deferred`,
+        `the exchange allocated no address to config ${id} within ${t.suite.waits.provisioning / 1000} s; allocation may be deferred`,
       );
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -328,9 +330,17 @@ const ORDERING_CHECK: CheckDefinition = {
       );
       const addresses = await allocated(t, id);
       await holdAddresses(t, access.service, addresses.config, addresses.listed);
-      const live = await waitFor(t, CONFIGS.read, id, (read) => read.state === 'production', PROVISIONING_MS);
+      const live = await waitFor(
+        t,
+        CONFIGS.read,
+        id,
+        (read) => read.state === 'production',
+        t.suite.waits.provisioning,
+      );
       if (!live)
-        return t.inconclusive(`config ${id} did not reach production within ${PROVISIONING_MS / 1000} s`);
+        return t.inconclusive(
+          `config ${id} did not reach production within ${t.suite.waits.provisioning / 1000} s`,
+        );
       if (ordered === 'dot1q')
         t.should(
           vlanOf(live) !== undefined,
@@ -388,32 +398,15 @@ const PATCH_CHECK: CheckDefinition = {
       const { id, marker } = await liveConfig(t);
       const typed = { type: 'exchange_lan', external_ref: `${marker}-typed` };
       await change(t, CONFIGS, PATCH, id, typed, ['external_ref']);
-      const untyped = { purchase_order: 'CONFORMANCE-PO-1' };
-      const response = await t.call(PATCH, { id, body: untyped });
-      if (response.status === 400 && propertyNames(response.body).includes('type')) {
-        t.should(
-          false,
-          `a PATCH of config ${id} without type was refused (${problemTypeOf(response)}); the document requires type, but clients leave it out`,
-        );
-      } else if (
-        t.must(
-          response.status === 202,
-          `a PATCH of config ${id} without type answered ${response.status}, not 202`,
-        )
-      ) {
-        t.must(
-          (response.body as Item | undefined)?.type === 'exchange_lan',
-          `the answer to a PATCH without type is of type ${show((response.body as Item | undefined)?.type)}`,
-        );
-        const shown = await waitFor(
-          t,
-          CONFIGS.read,
-          id,
-          (read) => read.purchase_order === untyped.purchase_order,
-          SETTLING_MS,
-        );
-        t.must(shown, `${SETTLING_MS / 1000} s after a PATCH without type config ${id} does not show it`);
-      }
+      await untypedChange(
+        t,
+        CONFIGS,
+        PATCH,
+        id,
+        { purchase_order: 'CONFORMANCE-PO-1' },
+        'exchange_lan',
+        'purchase_order',
+      );
       await refusedChange(t, CONFIGS, PATCH, id, { type: OTHER_TYPE }, ['type']);
       await foreignAttempt(
         t,
@@ -450,7 +443,7 @@ const VLAN_CHECK: CheckDefinition = {
         CONFIGS.read,
         holder.id,
         (config) => config.state === 'production',
-        PROVISIONING_MS,
+        t.suite.waits.provisioning,
       );
       const vlan = vlanOf(live ?? holder.config) ?? vlanOf(holder.config);
       if (vlan === undefined)
@@ -521,7 +514,7 @@ async function archiveConnection(t: CheckContext, id: string): Promise<void> {
     'connections_read',
     id,
     (read) => ['cancelled', 'decommissioned', 'archived'].includes(String(read.state)),
-    SETTLING_MS * 2,
+    t.suite.waits.settling * 2,
   );
   if (ended && ended.state !== 'archived') await t.call('connections_destroy', { id });
 }
@@ -565,7 +558,7 @@ const ARCHIVE_CHECK: CheckDefinition = {
         CONFIGS.read,
         id,
         (read) => ['cancelled', 'decommissioned'].includes(String(read.state)),
-        SETTLING_MS * 2,
+        t.suite.waits.settling * 2,
       );
       if (!ended) {
         const read = await current(t, CONFIGS, id);
@@ -575,7 +568,7 @@ const ARCHIVE_CHECK: CheckDefinition = {
           );
         t.must(
           false,
-          `${(SETTLING_MS * 2) / 1000} s after its DELETE config ${id} is ${show(read?.state)}, not cancelled or decommissioned`,
+          `${(t.suite.waits.settling * 2) / 1000} s after its DELETE config ${id} is ${show(read?.state)}, not cancelled or decommissioned`,
         );
         return;
       }
@@ -753,7 +746,13 @@ const MAC_CHECK: CheckDefinition = {
       const still = await t.call('macs_read', { id: mac });
       t.must(still.status === 200, `after the refused DELETE MAC ${mac} answers ${still.status}, not 200`);
       await change(t, CONFIGS, PATCH, id, { type: 'exchange_lan', macs: [] }, ['macs']);
-      const live = await waitFor(t, CONFIGS.read, id, (read) => read.state === 'production', SETTLING_MS);
+      const live = await waitFor(
+        t,
+        CONFIGS.read,
+        id,
+        (read) => read.state === 'production',
+        t.suite.waits.settling,
+      );
       if (!live) t.inconclusive(`config ${id} did not come back to production after its MAC was taken off`);
       const freed = await t.call('macs_destroy', { id: mac });
       t.must(

@@ -176,7 +176,11 @@ export function holdLoa(t: CheckContext, response: HttpResponse, id: string): bo
 /** Resources of the primary account in production: the ones a policy and a letter exist for. */
 async function liveItems(t: CheckContext, subject: Subject): Promise<Item[]> {
   const live = (await wholeCollection(t, subject.list)).filter((item) => item.state === 'production');
-  if (!live.length) t.inconclusive(`the primary account has no ${subject.noun} in production to ask about`);
+  if (!live.length)
+    t.inconclusive(
+      `the primary account has no ${subject.noun} in production to ask about`,
+      `a ${subject.noun} of the primary account in production`,
+    );
   return live;
 }
 
@@ -310,7 +314,11 @@ const RESERVATION_LINKS: CheckDefinition = {
     const listing = connections.filter(
       (connection) => Array.isArray(connection.port_reservations) && connection.port_reservations.length,
     );
-    if (!listing.length) t.inconclusive('no connection of the primary account lists port reservations');
+    if (!listing.length)
+      t.inconclusive(
+        'no connection of the primary account lists port reservations',
+        'a port reservation of the primary account',
+      );
     for (const connection of listing.slice(0, 5)) {
       const id = String(connection.id);
       for (const reservationId of (connection.port_reservations as unknown[]).map(String)) {
@@ -395,7 +403,11 @@ const FOREIGN_CHANGES: CheckDefinition = {
         `another account's PATCH of ${subject.noun} ${hidden}, which it cannot see, answered ${patched.status}, not 404`,
       );
     }
-    if (!tried) t.inconclusive('the primary account has no connection or reservation hidden from the other');
+    if (!tried)
+      t.inconclusive(
+        'the primary account has no connection or reservation hidden from the other',
+        'a connection of the primary account',
+      );
   },
 };
 

@@ -33,22 +33,10 @@ import {
   serviceOfferings,
   SERVICES,
   strings,
-} from './circuits';
+} from './circuit-orders';
 import { cleanUp, waitFor } from './lifecycle';
 import type { Item } from './orders';
-import {
-  cancel,
-  change,
-  current,
-  idOf,
-  isItem,
-  newMarker,
-  orderConnection,
-  ORDERING,
-  PROVISIONING_MS,
-  SETTLING_MS,
-  show,
-} from './orders';
+import { cancel, change, current, idOf, isItem, newMarker, orderConnection, ORDERING, show } from './orders';
 
 /**
  * Destroying in dependency order (profile `full`): what a resource depends on (the connection under
@@ -210,7 +198,7 @@ function inUseRefusal(t: CheckContext, response: HttpResponse, holder: string, w
 /** Reads `id` until it is going (or gone), for a while; answers the last read. */
 async function untilGoing(t: CheckContext, read: string, id: string): Promise<Item | undefined> {
   return (
-    (await waitFor(t, read, id, (body) => GOING.includes(String(body.state)), SETTLING_MS)) ??
+    (await waitFor(t, read, id, (body) => GOING.includes(String(body.state)), t.suite.waits.settling)) ??
     (await current(t, { noun: 'resource', read }, id))
   );
 }
@@ -237,7 +225,7 @@ const CONNECTION_CHECK: CheckDefinition = {
       });
       if (connection.state !== 'production')
         t.inconclusive(
-          `the connection ordered did not reach production within ${PROVISIONING_MS / 1000} s; access is ordered on connections in production`,
+          `the connection ordered did not reach production within ${t.suite.waits.provisioning / 1000} s; access is ordered on connections in production`,
         );
       const service = lans.get(networks.get(String(connection.product_offering)) ?? '');
       if (!service)
@@ -248,11 +236,11 @@ const CONNECTION_CHECK: CheckDefinition = {
         CONFIGS.read,
         config,
         (read) => read.state === 'production',
-        PROVISIONING_MS,
+        t.suite.waits.provisioning,
       );
       if (!live)
         t.inconclusive(
-          `the config ordered on ${id} did not reach production within ${PROVISIONING_MS / 1000} s`,
+          `the config ordered on ${id} did not reach production within ${t.suite.waits.provisioning / 1000} s`,
         );
 
       const carrying = await t.call(CONNECTIONS.destroy, { id });
@@ -346,7 +334,15 @@ const MAC_CHECK: CheckDefinition = {
       const { id: config } = await liveConfig(t);
       const { id: mac, seq } = await registerMac(t);
       await change(t, CONFIGS, CONFIG_PATCH, config, { type: 'exchange_lan', macs: [mac] }, ['macs']);
-      if (!(await waitFor(t, CONFIGS.read, config, (read) => read.state === 'production', SETTLING_MS)))
+      if (
+        !(await waitFor(
+          t,
+          CONFIGS.read,
+          config,
+          (read) => read.state === 'production',
+          t.suite.waits.settling,
+        ))
+      )
         t.inconclusive(`config ${config} did not come back to production after it was given MAC ${mac}`);
       const going = await t.call(CONFIGS.destroy, { id: config });
       t.must(going.status === 202, `DELETE of config ${config} answered ${going.status}, not 202`);
@@ -556,12 +552,24 @@ const SERVICE_CHECK: CheckDefinition = {
             ? { role: 'root' }
             : {};
       const { id: config } = await orderVcConfig(t, 'primary', ordered, connection, extra);
-      await waitFor(t, CONFIGS.read, config, (read) => read.state === 'production', PROVISIONING_MS);
+      await waitFor(
+        t,
+        CONFIGS.read,
+        config,
+        (read) => read.state === 'production',
+        t.suite.waits.provisioning,
+      );
       const diversity =
         typeof ordered.diversity === 'number' ? ordered.diversity : Number(offering.diversity ?? 1);
       // A service whose every end is now in production goes live by itself; give it the time.
       if (type !== 'cloud_vc' || diversity <= 1)
-        await waitFor(t, SERVICES.read, id, (read) => LIVE.includes(String(read.state)), SETTLING_MS);
+        await waitFor(
+          t,
+          SERVICES.read,
+          id,
+          (read) => LIVE.includes(String(read.state)),
+          t.suite.waits.settling,
+        );
       const policy: Policy | undefined = t.suite.isDeclared(SERVICES.policy)
         ? await policyOf(t, SERVICES.policy, id)
         : undefined;
@@ -599,14 +607,17 @@ const SERVICE_CHECK: CheckDefinition = {
       // Its configs follow it.
       let configs: Item[] = [];
       let problems: string[] = [];
-      for (const until = Date.now() + SETTLING_MS * 2; ;) {
+      for (const until = Date.now() + t.suite.waits.settling * 2; ;) {
         configs = await configsOf(t, id, [config]);
         problems = configsFollowingProblems(id, configs, day);
         if (!problems.length || Date.now() >= until) break;
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       for (const problem of problems)
-        t.must(false, `${(SETTLING_MS * 2) / 1000} s after the DELETE of service ${id}, ${problem}`);
+        t.must(
+          false,
+          `${(t.suite.waits.settling * 2) / 1000} s after the DELETE of service ${id}, ${problem}`,
+        );
       // Going, with its configs going too, it waits for none of them any more.
       const following = await current(t, SERVICES, id);
       if (following && !ENDED.includes(String(following.state)))
@@ -622,12 +633,12 @@ const SERVICE_CHECK: CheckDefinition = {
           SERVICES.read,
           id,
           (read) => ENDED.includes(String(read.state)),
-          SETTLING_MS * 3,
+          t.suite.waits.settling * 3,
         );
         if (!last) last = await current(t, SERVICES, id);
         t.must(
           last !== undefined && [end, 'archived'].includes(String(last.state)),
-          `${(SETTLING_MS * 3) / 1000} s after its DELETE service ${id} (${String(before.state)} when deleted, going on ${day ?? 'no day'}) is ${show(last?.state)}, not ${end}`,
+          `${(t.suite.waits.settling * 3) / 1000} s after its DELETE service ${id} (${String(before.state)} when deleted, going on ${day ?? 'no day'}) is ${show(last?.state)}, not ${end}`,
         );
         const configsLeft = (await configsOf(t, id, [config])).filter(
           (item) => !ENDED.includes(String(item.state)),

@@ -3,6 +3,7 @@ import { specOperations } from '../../spec';
 import type { CheckDefinition } from '../runner';
 import { AUTH_CHECKS, tokenRequiredChecks } from './auth';
 import { CIRCUIT_CHECKS, CIRCUIT_READ_CHECKS } from './circuits';
+import { CLIENT_CHECKS, CLIENT_READ_CHECKS } from './clients';
 import { collectionChecks } from './collections';
 import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
@@ -18,6 +19,7 @@ import { SESSION_CHECKS } from './sessions';
 import { STATISTICS_CHECKS } from './statistics';
 import { statusChecks } from './statuses';
 
+import { PREREQUISITE_CHECKS } from './prerequisites';
 /**
  * The registry: every check, in the order a run takes them (discovery first, mutations last, then
  * the 400s and the rate limits the whole run met).
@@ -27,16 +29,20 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...DISCOVERY_CHECKS,
     ...AUTH_CHECKS,
     ...ERROR_CHECKS,
+    // The full profile provisions what the checks after them need.
+    ...PREREQUISITE_CHECKS,
     ...tokenRequiredChecks(document),
     ...collectionChecks(document),
     ...ISOLATION_CHECKS,
     ...CONNECTION_READ_CHECKS,
     ...STATISTICS_CHECKS,
     ...CIRCUIT_READ_CHECKS,
+    ...CLIENT_READ_CHECKS,
     ...statusChecks(document),
     ...LIFECYCLE_CHECKS,
     ...REFUSAL_CHECKS,
     ...IDEMPOTENCY_CHECKS,
+    ...CLIENT_CHECKS,
     ...ORDER_CHECKS,
     ...CONFIG_CHECKS,
     ...SESSION_CHECKS,

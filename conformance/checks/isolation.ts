@@ -48,11 +48,12 @@ async function scopeOf(t: CheckContext, role: 'primary' | 'secondary'): Promise<
 }
 
 /**
- * Whether a resource is meant to be seen beyond its accounts by one of `scope`: a circuit whose B
- * side it is, a public multipoint service, or a multipoint service with joining rules (which may
- * admit it).
+ * Whether a resource is meant to be seen beyond its accounts by one of `scope`: an exchange LAN
+ * (the exchange's own, offered to every customer), a circuit whose B side it is, a public
+ * multipoint service, or a multipoint service with joining rules (which may admit it).
  */
 function sharedWith(item: Item, scope: ReadonlySet<string>): boolean {
+  if (item.type === 'exchange_lan') return true;
   if (scope.has(String(item.joining_member_account))) return true;
   if (item.public === true) return true;
   return Array.isArray(item.member_joining_rules) && item.member_joining_rules.length > 0;
@@ -124,7 +125,7 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
     id: 'ISO-003',
     title: 'Resources of the primary account are invisible to an unrelated account',
     clause:
-      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters); circuits whose B side it is and multipoint services that are public or have joining rules are shared on purpose and left out.",
+      "Visibility: a resource neither managed nor consumed by the caller's accounts does not exist for it (404, absent from lists and id filters); exchange LANs, circuits whose B side it is and multipoint services that are public or have joining rules are shared on purpose and left out.",
     operations: ['accounts_list'],
     safety: 'read',
     async run(t) {
@@ -162,7 +163,11 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
           t.must(filtered.length === 0, `${op.list}?id=${String(item.id)} shows it to an unrelated account`);
         }
       }
-      if (!tried) t.inconclusive('the primary account has no resources of its own to hide');
+      if (!tried)
+        t.inconclusive(
+          'the primary account has no resources of its own to hide',
+          'a connection of the primary account',
+        );
     },
   },
   {
@@ -176,17 +181,24 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
         t.notApplicable('no credentials for a second account were given');
       if (!redacts(t)) t.notApplicable(NO_SENSITIVE_MARKS);
       const primary = (await t.session('primary')).accountId;
-      const own = (await wholeCollection(t, 'accounts_list')).find((a) => a.id === primary);
-      const ref = own?.external_ref;
-      if (typeof ref !== 'string' || !ref)
-        t.inconclusive('the primary account has no external_ref to search for');
+      // The primary account itself, else an account it manages (the full profile creates some).
+      const accounts = (await wholeCollection(t, 'accounts_list')).filter(
+        (a) => typeof a.external_ref === 'string' && a.external_ref,
+      );
+      const own =
+        accounts.find((a) => a.id === primary) ??
+        accounts.find((a) => a.managing_account === primary) ??
+        t.inconclusive(
+          'neither the primary account nor an account it manages has an external_ref to search for',
+          'an external_ref on the primary account or an account it manages',
+        );
       const found = await wholeList(t, 'accounts_list', {
-        query: `external_ref=${encodeURIComponent(String(ref))}`,
+        query: `external_ref=${encodeURIComponent(String(own.external_ref))}`,
         role: 'secondary',
       });
       t.must(
-        !found.some((a) => a.id === primary),
-        'another account finds the primary account by its external_ref',
+        !found.some((a) => a.id === own.id),
+        `another account finds account ${String(own.id)} by its external_ref`,
       );
     },
   },
@@ -203,13 +215,20 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
         : (['primary'] as const);
       const sensitive = sensitiveOfSchemas(t, /NetworkService$/);
       const shared = new Map<string, Set<string>>();
+      const seen = new Map<string, Set<string>>();
+      /** Public services (and exchange LANs) of others the primary account sees. */
+      const everyones: string[] = [];
       for (const role of roles) {
         const scope = await scopeOf(t, role);
         const ids = new Set<string>();
-        for (const service of await wholeCollection(t, 'network_services_list', role)) {
+        const services = await wholeCollection(t, 'network_services_list', role);
+        seen.set(role, new Set(services.map((service) => String(service.id))));
+        for (const service of services) {
           if (scope.has(String(service.managing_account)) || scope.has(String(service.consuming_account)))
             continue;
           ids.add(String(service.id));
+          if (role === 'primary' && (service.public === true || service.type === 'exchange_lan'))
+            everyones.push(String(service.id));
           const shown = Object.keys(service).filter((key) => sensitive.has(key) && !isZero(service[key]));
           t.must(
             shown.length === 0,
@@ -220,12 +239,14 @@ export const ISOLATION_CHECKS: CheckDefinition[] = [
       }
       if (![...shared.values()].some((ids) => ids.size))
         t.inconclusive('no account sees a network service outside its scope');
-      const secondary = shared.get('secondary');
+      // Public services of others the primary account sees, the secondary one sees too (or owns);
+      // circuits and services shared with the primary account alone may stay hidden from it.
+      const secondary = seen.get('secondary');
       if (secondary) {
-        const hidden = [...(shared.get('primary') ?? [])].filter((id) => !secondary.has(id));
+        const hidden = everyones.filter((id) => !secondary.has(id));
         t.should(
           hidden.length === 0,
-          `services shared with the primary account are hidden from the secondary one: ${hidden.slice(0, 5).join(', ')}`,
+          `public services the primary account sees are hidden from the secondary one: ${hidden.slice(0, 5).join(', ')}`,
         );
       }
     },

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckContext, CheckDefinition } from '../runner';
+import type { Role } from '../suite';
 import { readWhole, wholeList } from './collections';
 
-const address = {
+/** The address of the accounts the suite creates. */
+export const ACCOUNT_ADDRESS = {
   country: 'DE',
   locality: 'Berlin',
   postal_code: '10115',
@@ -33,10 +35,13 @@ async function create(
   return resource;
 }
 
-/** Removes everything the ledger still lists, newest first; a second pass retries what was in use. */
-export async function cleanUp(t: CheckContext): Promise<void> {
+/**
+ * Removes everything the ledger still lists, newest first; a second pass retries what was in use.
+ * What the checks share stays unless `shared` is set (at the end of a run, and by `cleanup`).
+ */
+export async function cleanUp(t: CheckContext, shared = false): Promise<void> {
   for (let pass = 0; pass < 2; pass += 1) {
-    for (const entry of t.suite.ledger.outstanding()) {
+    for (const entry of t.suite.ledger.outstanding(shared)) {
       const ids = entry.id ? [entry.id] : [];
       if (!entry.id && entry.find) {
         // Cleaning up judges nothing: whatever the list answers, what it holds is removed.
@@ -95,11 +100,12 @@ export async function waitFor(
   id: string,
   arrived: (body: Record<string, unknown>) => boolean,
   withinMs?: number,
+  role: Role = 'primary',
 ): Promise<Record<string, unknown> | undefined> {
   const until = withinMs === undefined ? Infinity : Date.now() + withinMs;
   let previous: string | undefined;
   for (;;) {
-    const response = await t.call(read, { id });
+    const response = await t.call(read, { id, role });
     const body = response.body as Record<string, unknown>;
     const state = response.status === 200 && typeof body?.state === 'string' ? body.state : undefined;
     if (state && previous) {
@@ -138,7 +144,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
           t,
           'accounts_create',
           'accounts_destroy',
-          { name: 'Conformance account', address, external_ref: marker },
+          { name: 'Conformance account', address: ACCOUNT_ADDRESS, external_ref: marker },
           marker,
           {
             list: 'accounts_list',
@@ -207,7 +213,7 @@ export const LIFECYCLE_CHECKS: CheckDefinition[] = [
           t,
           'accounts_create',
           'accounts_destroy',
-          { name: 'Conformance on-boarding', address, external_ref: marker },
+          { name: 'Conformance on-boarding', address: ACCOUNT_ADDRESS, external_ref: marker },
           marker,
           {
             list: 'accounts_list',

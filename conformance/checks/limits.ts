@@ -13,7 +13,10 @@ const SHOWN = 5;
 function throttlesSeen(t: CheckContext): readonly Throttle[] {
   const throttles = t.suite.http.throttles;
   if (!throttles.length)
-    t.inconclusive('the server answered no request of this run with 429, so there was none to judge');
+    t.inconclusive(
+      'the server answered no request of this run with 429, so there was none to judge',
+      'a 429 answer: the server throttled no request of the run',
+    );
   t.evidence.push(...throttles.slice(0, SHOWN).map((throttle) => throttle.exchange));
   return throttles;
 }

@@ -20,6 +20,7 @@ import {
   validationRefusal,
 } from './connections';
 import { cleanUp, waitFor } from './lifecycle';
+import { propertyNames } from './statuses';
 
 /**
  * Checks that order connections of the suite's own (profile `full`), change them, add ports to
@@ -37,11 +38,6 @@ export const ORDERING = [
   'product_offerings_list',
   'role_assignments_list',
 ];
-
-/** How long provisioning may take before a check goes on without it. */
-export const PROVISIONING_MS = 20_000;
-/** How long a change or a cancellation may take to show. */
-export const SETTLING_MS = 10_000;
 
 export const isItem = (value: unknown): value is Item =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -118,18 +114,19 @@ async function orderBody(
   marker: string,
   choice?: OfferingChoice,
   extraRoles: readonly string[] = [],
+  role: Role = 'primary',
 ): Promise<Item> {
   if (t.suite.revision.name === 'older')
     t.notApplicable(
       'the server claims the older revision, whose connections are ordered through demarcs; the suite orders them by product offering',
     );
-  const primary =
-    (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
+  const account =
+    (await t.session(role)).accountId ?? t.inconclusive(`the ${role} token does not name its account`);
   const offerings = (await wholeList(t, 'product_offerings_list', { query: 'type=connection' })).filter(
     (offering) =>
       offering.type === 'connection' && orderableNow(offering) && (choice?.accept(offering) ?? true),
   );
-  const cover = await roleCover(t);
+  const cover = await roleCover(t, role);
   const usable = offerings.flatMap((offering) => {
     const roles = cover(
       Array.isArray(offering.required_contact_roles) ? offering.required_contact_roles : [],
@@ -138,7 +135,7 @@ async function orderBody(
   });
   if (!usable.length)
     t.inconclusive(
-      `no connection offering${choice ? ` ${choice.purpose}` : ''} is orderable whose required contact roles the primary account's role assignments cover`,
+      `no connection offering${choice ? ` ${choice.purpose}` : ''} is orderable whose required contact roles the ${role} account's role assignments cover`,
     );
   const rank = ({ offering }: (typeof usable)[number]) => [
     choice?.rank(offering) ?? 0,
@@ -155,9 +152,9 @@ async function orderBody(
   });
   const [{ offering, roles }] = usable;
   return {
-    managing_account: primary,
-    consuming_account: primary,
-    billing_account: primary,
+    managing_account: account,
+    consuming_account: account,
+    billing_account: account,
     role_assignments: [...roles, ...extraRoles.filter((assignment) => !roles.includes(assignment))],
     product_offering: offering.id,
     mode,
@@ -176,24 +173,31 @@ async function orderBody(
 export async function orderConnection(
   t: CheckContext,
   mode: 'standalone' | 'lag_lacp' = 'standalone',
-  options: { choice?: OfferingChoice; waitMs?: number; roleAssignments?: readonly string[] } = {},
+  options: {
+    choice?: OfferingChoice;
+    waitMs?: number;
+    roleAssignments?: readonly string[];
+    /** The account that orders (the primary one by default). */
+    role?: Role;
+  } = {},
 ): Promise<{ connection: Item; id: string; marker: string }> {
+  const role = options.role ?? 'primary';
   const marker = newMarker();
-  const body = await orderBody(t, mode, marker, options.choice, options.roleAssignments);
+  const body = await orderBody(t, mode, marker, options.choice, options.roleAssignments, role);
   const seq = t.suite.ledger.intend({
     destroy: 'connections_destroy',
-    role: 'primary',
+    role,
     marker,
     find: { list: 'connections_list', query: `external_ref=${marker}` },
   });
-  const response = await t.call('connections_create', { body });
+  const response = await t.call('connections_create', { body, role });
   const connection = response.body;
   const id = idOf(connection);
   if (response.status === 201 && isItem(connection) && id !== undefined) {
     t.suite.ledger.created(seq, id);
-    const waitMs = options.waitMs ?? PROVISIONING_MS;
+    const waitMs = options.waitMs ?? t.suite.waits.provisioning;
     const live = waitMs
-      ? await waitFor(t, 'connections_read', id, (read) => read.state === 'production', waitMs)
+      ? await waitFor(t, 'connections_read', id, (read) => read.state === 'production', waitMs, role)
       : undefined;
     return { connection: live ?? connection, id, marker };
   }
@@ -222,13 +226,13 @@ async function reservationOf(t: CheckContext, connectionId: string): Promise<str
     'connections_read',
     connectionId,
     (body) => Array.isArray(body.port_reservations) && body.port_reservations.length > 0,
-    PROVISIONING_MS,
+    t.suite.waits.provisioning,
   );
   const listed = listing?.port_reservations as unknown[] | undefined;
   return listed?.length
     ? String(listed[0])
     : t.inconclusive(
-        `connection ${connectionId} lists no port reservation ${PROVISIONING_MS / 1000} s after its order`,
+        `connection ${connectionId} lists no port reservation ${t.suite.waits.provisioning / 1000} s after its order`,
       );
 }
 
@@ -258,12 +262,20 @@ export async function change(
     `the answer to the ${method} is not ${subject.noun} ${id}`,
   );
   const differs = (read: Item) => watched.filter((name) => !isDeepStrictEqual(read[name], body[name]));
-  const shown = await waitFor(t, subject.read, id, (read) => differs(read).length === 0, SETTLING_MS);
+  const shown = await waitFor(
+    t,
+    subject.read,
+    id,
+    (read) => differs(read).length === 0,
+    t.suite.waits.settling,
+  );
   if (shown) return;
   const read = (await current(t, subject, id)) ?? {};
   t.must(
     false,
-    `${SETTLING_MS / 1000} s after the ${method} a read of ${subject.noun} ${id} shows ${differs(read)
+    `${t.suite.waits.settling / 1000} s after the ${method} a read of ${subject.noun} ${id} shows ${differs(
+      read,
+    )
       .map((name) => `${name} ${show(read[name])} instead of ${show(body[name])}`)
       .join(', ')}`,
   );
@@ -296,6 +308,46 @@ export async function foreignAttempt(
       isDeepStrictEqual(after[name], before[name]),
       `another account's ${method} changed ${name} of ${subject.noun} ${id} from ${show(before[name])} to ${show(after[name])}`,
     );
+}
+
+/**
+ * A PATCH without `type`, as clients send it: taken like one with it (202 with the resource of
+ * `type`, `body[watched]` shown once carried out). Refused naming `type`, it is only a warning:
+ * the document requires the property.
+ */
+export async function untypedChange(
+  t: CheckContext,
+  subject: Readable,
+  operationId: string,
+  id: string,
+  body: Item,
+  type: string,
+  watched: string,
+): Promise<void> {
+  const what = `a PATCH of ${subject.noun} ${id} without type`;
+  const response = await t.call(operationId, { id, body });
+  if (response.status === 400 && propertyNames(response.body).includes('type')) {
+    t.should(
+      false,
+      `${what} was refused (${problemTypeOf(response)}); the document requires type, but clients leave it out`,
+    );
+    return;
+  }
+  const refused =
+    response.status >= 400 ? ` (${problemTypeOf(response)}: ${response.text.slice(0, 160)})` : '';
+  if (!t.must(response.status === 202, `${what} answered ${response.status}, not 202${refused}`)) return;
+  t.must(
+    isItem(response.body) && response.body.type === type,
+    `the answer to a PATCH without type is of type ${show(isItem(response.body) ? response.body.type : undefined)}`,
+  );
+  const shown = await waitFor(
+    t,
+    subject.read,
+    id,
+    (read) => read[watched] === body[watched],
+    t.suite.waits.settling,
+  );
+  t.must(shown, `${t.suite.waits.settling / 1000} s after ${what} it does not show`);
 }
 
 /** A change the schema forbids: a 400 validation-error naming `names`, and nothing changes. */
@@ -410,7 +462,7 @@ export async function cancel(t: CheckContext, subject: Cancellable, id: string):
     subject.read,
     id,
     (read) => ENDING.includes(String(read.state)),
-    SETTLING_MS * 2,
+    t.suite.waits.settling * 2,
   );
   const after = await t.call(subject.read, { id });
   if (
@@ -423,7 +475,7 @@ export async function cancel(t: CheckContext, subject: Cancellable, id: string):
   const state = String((after.body as Item).state);
   t.must(
     ended !== undefined,
-    `${(SETTLING_MS * 2) / 1000} s after its DELETE ${subject.noun} ${id} is ${state}, not decommission_requested, decommissioned or cancelled`,
+    `${(t.suite.waits.settling * 2) / 1000} s after its DELETE ${subject.noun} ${id} is ${state}, not decommission_requested, decommissioned or cancelled`,
   );
   if (DECOMMISSIONING.includes(state))
     t.must(
@@ -458,7 +510,7 @@ export function letter(text: string): Buffer {
 
 /** Whether the letter downloaded is `sent`, within a few seconds (uploads are processed asynchronously). */
 async function downloadedAs(t: CheckContext, subject: Subject, id: string, sent: Buffer): Promise<boolean> {
-  const until = Date.now() + SETTLING_MS / 2;
+  const until = Date.now() + t.suite.waits.settling / 2;
   for (;;) {
     const response = await downloadLoa(t, subject.loaDownload, id);
     if (response.status === 200 && response.bytes.equals(sent)) return true;
@@ -742,7 +794,7 @@ export const ORDER_CHECKS: CheckDefinition[] = [
         const { id: connection, connection: live } = await orderConnection(t, 'lag_lacp');
         if (live.state !== 'production')
           t.inconclusive(
-            `the bundle ordered did not reach production within ${PROVISIONING_MS / 1000} s; ports are added to bundles in production`,
+            `the bundle ordered did not reach production within ${t.suite.waits.provisioning / 1000} s; ports are added to bundles in production`,
           );
         const marker = newMarker();
         const seq = t.suite.ledger.intend({
@@ -785,29 +837,29 @@ export const ORDER_CHECKS: CheckDefinition[] = [
           'connections_read',
           connection,
           (read) => Array.isArray(read.port_reservations) && read.port_reservations.includes(id),
-          SETTLING_MS,
+          t.suite.waits.settling,
         );
         t.must(
           listing,
-          `${SETTLING_MS / 1000} s after it was added, connection ${connection} does not list reservation ${id}`,
+          `${t.suite.waits.settling / 1000} s after it was added, connection ${connection} does not list reservation ${id}`,
         );
         const ready = await waitFor(
           t,
           'port_reservations_read',
           id,
           (read) => read.state === 'production',
-          PROVISIONING_MS * 1.5,
+          t.suite.waits.provisioning * 1.5,
         );
         if (!ready)
           t.inconclusive(
-            `the port added did not reach production within ${(PROVISIONING_MS * 1.5) / 1000} s`,
+            `the port added did not reach production within ${(t.suite.waits.provisioning * 1.5) / 1000} s`,
           );
         await waitFor(
           t,
           'connections_read',
           connection,
           (read) => read.state === 'production',
-          PROVISIONING_MS,
+          t.suite.waits.provisioning,
         );
         await cancel(t, PORT_RESERVATIONS, id);
       } finally {

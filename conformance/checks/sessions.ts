@@ -5,7 +5,7 @@ import { hasProblemType, problemTypeOf } from './connections';
 import { allocated, conflictNames, liveConfig, ORDERING_CONFIGS } from './configs';
 import { cleanUp, waitFor } from './lifecycle';
 import type { Item } from './orders';
-import { change, current, idOf, isItem, newMarker, PROVISIONING_MS, roleCover, show } from './orders';
+import { change, current, idOf, isItem, newMarker, roleCover, show } from './orders';
 
 /**
  * Checks that order a route-server session (a network feature config of type route_server) on
@@ -47,8 +47,38 @@ async function routeServerFor(
   );
 }
 
+/**
+ * The order of a session of the primary account's with route server `feature`, for `config` on its
+ * address `ip`, with its own contacts in the roles the route server requires.
+ */
+export async function sessionOrder(t: CheckContext, feature: Item, config: Item, ip: Item): Promise<Item> {
+  const required = strings(feature.nfc_required_contact_roles);
+  const roles =
+    (await roleCover(t))(required) ??
+    t.inconclusive(
+      `the primary account's role assignments do not cover the roles ${required.join(', ')} that sessions with ${String(feature.id)} need`,
+    );
+  const spoken = strings(feature.address_families);
+  const primary = (await t.session()).accountId;
+  return {
+    type: 'route_server',
+    network_feature: feature.id,
+    network_service_config: config.id,
+    managing_account: primary,
+    consuming_account: primary,
+    billing_account: primary,
+    role_assignments: roles,
+    asn: (config.asns as unknown[])[0],
+    session_mode: feature.session_mode,
+    bgp_session_type: strings(feature.available_bgp_session_types)[0],
+    ip: ip.id,
+    ...(spoken.includes('af_inet') ? { as_set_v4: AS_SET } : {}),
+    ...(spoken.includes('af_inet6') ? { as_set_v6: AS_SET } : {}),
+  };
+}
+
 /** The readable addresses of a config. */
-async function addressesOf(t: CheckContext, id: string): Promise<Item[]> {
+export async function addressesOf(t: CheckContext, id: string): Promise<Item[]> {
   const { config, listed } = await allocated(t, id);
   const ids = [...new Set([...strings(config.ips), ...listed.map((ip) => String(ip.id))])];
   const addresses: Item[] = [];
@@ -85,29 +115,8 @@ const SESSION_CHECK: CheckDefinition = {
     try {
       const { id: configId, config, service } = await liveConfig(t);
       const { feature, ip } = await routeServerFor(t, service, await addressesOf(t, configId));
-      const required = strings(feature.nfc_required_contact_roles);
-      const roles =
-        (await roleCover(t))(required) ??
-        t.inconclusive(
-          `the primary account's role assignments do not cover the roles ${required.join(', ')} that sessions with ${String(feature.id)} need`,
-        );
+      const body = await sessionOrder(t, feature, config, ip);
       const spoken = strings(feature.address_families);
-      const primary = (await t.session()).accountId;
-      const body: Item = {
-        type: 'route_server',
-        network_feature: feature.id,
-        network_service_config: configId,
-        managing_account: primary,
-        consuming_account: primary,
-        billing_account: primary,
-        role_assignments: roles,
-        asn: (config.asns as unknown[])[0],
-        session_mode: feature.session_mode,
-        bgp_session_type: strings(feature.available_bgp_session_types)[0],
-        ip: ip.id,
-        ...(spoken.includes('af_inet') ? { as_set_v4: AS_SET } : {}),
-        ...(spoken.includes('af_inet6') ? { as_set_v6: AS_SET } : {}),
-      };
       const order = async (what: string) => {
         const marker = newMarker();
         const seq = t.suite.ledger.intend({
@@ -140,10 +149,12 @@ const SESSION_CHECK: CheckDefinition = {
         SESSIONS.read,
         id,
         (read) => read.state === 'production',
-        PROVISIONING_MS,
+        t.suite.waits.provisioning,
       );
       if (!live)
-        return t.inconclusive(`session ${id} did not reach production within ${PROVISIONING_MS / 1000} s`);
+        return t.inconclusive(
+          `session ${id} did not reach production within ${t.suite.waits.provisioning / 1000} s`,
+        );
       const listed = await wholeList(t, 'network_feature_configs_list', {
         query: `service_config=${encodeURIComponent(configId)}`,
       });
@@ -189,7 +200,7 @@ const SESSION_CHECK: CheckDefinition = {
           .map((family) => [family === 'af_inet' ? 'max_prefix_v4' : 'max_prefix_v6', 1000]),
       );
       await change(t, SESSIONS, PATCH, id, { type: 'route_server', ...limits }, Object.keys(limits));
-      await waitFor(t, SESSIONS.read, id, (read) => read.state === 'production', PROVISIONING_MS);
+      await waitFor(t, SESSIONS.read, id, (read) => read.state === 'production', t.suite.waits.provisioning);
       const deleted = await t.call(DESTROY, { id });
       t.must(deleted.status === 202, `DELETE of session ${id} answered ${deleted.status}, not 202`);
       t.must(idOf(deleted.body) === id, `the answer to the DELETE is not session ${id}`);

@@ -26,7 +26,8 @@ async function ownConnection(t: CheckContext): Promise<{ id: string; whollyOwn: 
         Number(!whollyOwn(a)) - Number(!whollyOwn(b)) ||
         String(a.id).localeCompare(String(b.id)),
     );
-  const connection = own[0] ?? t.inconclusive('the primary account has no connection');
+  const connection =
+    own[0] ?? t.inconclusive('the primary account has no connection', 'a connection of the primary account');
   return { id: String(connection.id), whollyOwn: whollyOwn(connection) };
 }
 

@@ -138,6 +138,17 @@ export function formatSummary(summary: RunSummary, options: ConsoleOptions = {})
     }
   }
 
+  if (summary.lacking?.length) {
+    lines.push('');
+    lines.push(paint('INCONCLUSIVE, by what the checks lacked', 'INCONCLUSIVE', colour));
+    for (const { what, checks } of summary.lacking)
+      lines.push(`  - ${clean(what, '    ')} (${checks.length}): ${clean(checks.join(', '), '    ')}`);
+    if (summary.profile === 'read')
+      lines.push(
+        `  ${paint('--profile full orders what the checks need (on a staging exchange); see the README', 'dim', colour)}`,
+      );
+  }
+
   if (summary.warnings.length) {
     lines.push('');
     lines.push(paint('Run warnings', 'WARN', colour));

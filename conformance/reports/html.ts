@@ -182,15 +182,17 @@ h5 { margin: 0.5rem 0 0.25rem; font-size: 0.8rem; text-transform: uppercase; col
 .badge { display: inline-block; padding: 0.1rem 0.55rem; border-radius: 999px; font-size: 0.8rem; font-weight: 600;
   color: var(--on); background: var(--NOT_APPLICABLE); white-space: nowrap; }
 .badges .badge { font-size: 0.9rem; padding: 0.25rem 0.8rem; }
-.badge.zero { opacity: 0.45; }
 .badge.o-PASS { background: var(--PASS); }
 .badge.o-FAIL { background: var(--FAIL); }
 .badge.o-WARN { background: var(--WARN); }
 .badge.o-NOT_APPLICABLE { background: var(--NOT_APPLICABLE); }
 .badge.o-INCONCLUSIVE { background: var(--INCONCLUSIVE); }
 .badge.o-TIMEOUT { background: var(--TIMEOUT); }
+/* A count of none is outlined, not faded: still legible in both colour schemes. */
+.badge.zero { background: transparent; color: var(--muted); box-shadow: inset 0 0 0 1px var(--line); }
 .warnings { border-left: 4px solid var(--WARN); background: var(--panel); padding: 0.5rem 1rem; margin: 1rem 0; }
 .warnings h2 { margin-top: 0.25rem; }
+.warnings.lacking { border-left-color: var(--INCONCLUSIVE); }
 .filters { display: flex; flex-wrap: wrap; align-items: center; gap: 0.75rem 1.25rem; margin: 1.5rem 0 1rem;
   padding: 0.75rem 1rem; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
 .filters[hidden] { display: none; }
@@ -211,6 +213,7 @@ details.check.o-INCONCLUSIVE { border-left-color: var(--INCONCLUSIVE); }
 details.check.o-TIMEOUT { border-left-color: var(--TIMEOUT); }
 details.check > summary { cursor: pointer; list-style: none; }
 details.check > summary::-webkit-details-marker { display: none; }
+details.check > summary .badge { justify-self: start; }
 details.check > summary:hover { background: var(--panel); }
 details.check[open] > summary { background: var(--panel); }
 .name .id { font-weight: 700; margin-right: 0.35rem; }
@@ -343,6 +346,11 @@ export function toHtml(summary: RunSummary): string {
   const warnings = summary.warnings.length
     ? `<section class="warnings"><h2>Run warnings</h2><ul>${summary.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul></section>`
     : '';
+  const lacking = summary.lacking?.length
+    ? `<section class="warnings lacking"><h2>INCONCLUSIVE, by what the checks lacked</h2><ul>${summary.lacking
+        .map(({ what, checks }) => `<li>${esc(what)} (${checks.length}): ${esc(checks.join(', '))}</li>`)
+        .join('')}</ul></section>`
+    : '';
   const boxes = OUTCOMES.map(
     (o) =>
       `<label><input type="checkbox" name="outcome" value="${o}" checked> <span class="badge o-${o}">${o.replace('_', ' ')}</span> ${counts[o]}</label>`,
@@ -370,6 +378,7 @@ ${meta.map(([name, value]) => `<dt>${name}</dt><dd>${value}</dd>`).join('\n')}
 ${badges.join('\n')}
 </ul>
 </header>
+${lacking}
 ${warnings}
 <main>
 <form id="filters" class="filters" hidden>

@@ -5,11 +5,15 @@ import { throttleNote } from '../throttling';
 const SUITE_NAME = 'ixapi-conformance';
 
 /**
- * Removes what XML 1.0 forbids outright (most control characters, lone surrogates, U+FFFE/U+FFFF):
- * no escape can represent them, and one of them makes the whole report unreadable to CI servers.
+ * What XML 1.0 forbids outright (most control characters, lone surrogates, U+FFFE/U+FFFF) cannot be
+ * escaped, and one of them makes the whole report unreadable to CI servers: control characters
+ * become their visible symbols (as the HTML report shows them), the rest the replacement character.
  */
 function legal(text: string): string {
-  return text.replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '');
+  return text.replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x20 ? String.fromCharCode(0x2400 + code) : '\uFFFD';
+  });
 }
 
 function escapeText(text: string): string {
@@ -45,16 +49,30 @@ function family(id: string): string {
   return match ? match[1] : id;
 }
 
-function exchangeLine(exchange: RecordedExchange): string {
+/** Where a request went: its path and query as sent to the server under test, or the whole URL elsewhere. */
+function target(url: string, baseUrl: string): string {
+  let origin: string;
+  try {
+    origin = new URL(baseUrl).origin;
+  } catch {
+    return url;
+  }
+  return url.startsWith(origin) && /^(?:[/?#]|$)/.test(url.slice(origin.length))
+    ? url.slice(origin.length) || '/'
+    : url;
+}
+
+/** One recorded exchange on a line: `GET /api/v2/accounts → 200 (12 ms)`, and any wait for a 429. */
+function exchangeLine(exchange: RecordedExchange, baseUrl: string): string {
   const answer = exchange.response
     ? String(exchange.response.status)
     : `no response${exchange.error ? ` (${exchange.error})` : ''}`;
-  const line = `${exchange.request.method} ${exchange.request.url} -> ${answer} (${Math.round(exchange.durationMs)} ms)`;
+  const line = `${exchange.request.method} ${target(exchange.request.url, baseUrl)} → ${answer} (${Math.round(exchange.durationMs)} ms)`;
   return exchange.throttled ? `${line} ${throttleNote(exchange)}` : line;
 }
 
 /** The plain-text body of a failure or a warning: reason, findings, then the requests made. */
-function details(result: CheckResult): string {
+function details(result: CheckResult, baseUrl: string): string {
   const lines: string[] = [];
   if (result.clause) lines.push(`Clause: ${result.clause}`);
   if (result.reason) lines.push(`Reason: ${result.reason}`);
@@ -66,88 +84,157 @@ function details(result: CheckResult): string {
   }
   if (result.evidence.length) {
     lines.push('Evidence:');
-    for (const exchange of result.evidence) lines.push(`  ${exchangeLine(exchange)}`);
+    for (const exchange of result.evidence) lines.push(`  ${exchangeLine(exchange, baseUrl)}`);
   }
   return lines.join('\n');
 }
 
+/** CI servers show a message as a one-line heading; the full text follows in the element. */
+const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ');
+
 function firstProblem(result: CheckResult): string {
   const first = result.findings.find((f) => f.severity === 'must') ?? result.findings[0];
-  // CI servers show the message as a one-line heading; the full text follows in the element.
-  return (first?.message ?? result.reason ?? result.outcome).replace(/\s*\r?\n\s*/g, ' ');
+  return oneLine(first?.message ?? result.reason ?? result.outcome);
 }
 
-function testcase(result: CheckResult): string {
-  const open = `  <testcase${attributes({
-    classname: family(result.id),
-    name: `${result.id} ${result.title}`,
-    time: seconds(result.durationMs),
-  })}`;
-  switch (result.outcome) {
-    case 'PASS':
-      return `${open}/>`;
-    case 'FAIL':
-    case 'TIMEOUT':
-      return [
-        `${open}>`,
-        `    <failure${attributes({ message: firstProblem(result), type: result.outcome })}>${escapeText(details(result))}</failure>`,
-        '  </testcase>',
-      ].join('\n');
-    case 'WARN':
-      return [
-        `${open}>`,
-        `    <system-out>${escapeText(details(result))}</system-out>`,
-        '  </testcase>',
-      ].join('\n');
-    case 'NOT_APPLICABLE':
-    case 'INCONCLUSIVE':
-      return [
-        `${open}>`,
-        `    <skipped${attributes({ message: `${result.outcome}: ${result.reason ?? 'no reason given'}` })}/>`,
-        '  </testcase>',
-      ].join('\n');
-  }
+/** How the run's list of expected failures (`--expected-failures`) bears on one check. */
+type Listed = 'still failing' | 'now passing' | undefined;
+
+function listedAs(result: CheckResult, summary: RunSummary): Listed {
+  const expectations = summary.expectations;
+  if (expectations?.stillFailing.includes(result.id)) return 'still failing';
+  if (expectations?.nowPassing.includes(result.id)) return 'now passing';
+  return undefined;
 }
 
 /**
- * A JUnit XML report for CI servers: one test suite, one test case per check. FAIL and TIMEOUT are
- * failures; NOT_APPLICABLE and INCONCLUSIVE are skipped; WARN passes with its findings on system-out.
+ * What a CI server shows of a check beside its verdict: the clause, the operations, whether it only
+ * reads, its outcome and reason, and one `evidence.N` per recorded exchange (redacted as recorded).
+ */
+function testcaseProperties(
+  result: CheckResult,
+  summary: RunSummary,
+  listed: Listed,
+): Array<[string, string]> {
+  const properties: Array<[string, string]> = [
+    ['id', result.id],
+    ['clause', result.clause],
+    ['operations', result.operations.join(', ') || 'none'],
+    ['safety', result.safety],
+    ['outcome', result.outcome],
+  ];
+  if (result.reason) properties.push(['reason', result.reason]);
+  if (listed) properties.push(['expected-failure', listed]);
+  result.evidence.forEach((exchange, index) =>
+    properties.push([`evidence.${index + 1}`, exchangeLine(exchange, summary.baseUrl)]),
+  );
+  return properties;
+}
+
+function propertiesBlock(properties: Array<[string, string]>, indent: string): string[] {
+  return [
+    `${indent}<properties>`,
+    ...properties.map(([name, value]) => `${indent}  <property${attributes({ name, value })}/>`),
+    `${indent}</properties>`,
+  ];
+}
+
+/** The element a CI server reads the verdict from: none (passed), `failure` or `skipped`. */
+function verdict(result: CheckResult, summary: RunSummary, listed: Listed): string | undefined {
+  const indent = '      ';
+  if (listed === 'still failing')
+    return `${indent}<skipped${attributes({ message: `expected failure (${result.outcome}, listed in --expected-failures): ${firstProblem(result)}` })}/>`;
+  if (listed === 'now passing')
+    return `${indent}<failure${attributes({
+      message: `listed in --expected-failures but ${result.outcome}: remove it from the list`,
+      type: 'EXPECTED_FAILURE_PASSED',
+    })}>${escapeText(details(result, summary.baseUrl))}</failure>`;
+  switch (result.outcome) {
+    case 'PASS':
+    case 'WARN':
+      return undefined;
+    case 'FAIL':
+    case 'TIMEOUT':
+      return `${indent}<failure${attributes({ message: firstProblem(result), type: result.outcome })}>${escapeText(details(result, summary.baseUrl))}</failure>`;
+    case 'NOT_APPLICABLE':
+    case 'INCONCLUSIVE':
+      return `${indent}<skipped${attributes({ message: `${result.outcome}: ${oneLine(result.reason ?? 'no reason given')}` })}/>`;
+  }
+}
+
+function testcase(result: CheckResult, summary: RunSummary): string {
+  const listed = listedAs(result, summary);
+  const lines = [
+    `    <testcase${attributes({
+      classname: family(result.id),
+      name: `${result.id} ${result.title}`,
+      time: seconds(result.durationMs),
+    })}>`,
+    ...propertiesBlock(testcaseProperties(result, summary, listed), '      '),
+  ];
+  const element = verdict(result, summary, listed);
+  if (element) lines.push(element);
+  // A warning passes, so its findings go where passed tests keep their output.
+  if (result.outcome === 'WARN')
+    lines.push(`      <system-out>${escapeText(details(result, summary.baseUrl))}</system-out>`);
+  lines.push('    </testcase>');
+  return lines.join('\n');
+}
+
+/** Counts as a CI server reads them from the test cases: failures, and skipped checks. */
+function countsOf(summary: RunSummary): { failures: number; skipped: number } {
+  let failures = 0;
+  let skipped = 0;
+  for (const result of summary.results) {
+    const listed = listedAs(result, summary);
+    if (listed === 'still failing') skipped += 1;
+    else if (listed === 'now passing') failures += 1;
+    else if (result.outcome === 'FAIL' || result.outcome === 'TIMEOUT') failures += 1;
+    else if (result.outcome === 'NOT_APPLICABLE' || result.outcome === 'INCONCLUSIVE') skipped += 1;
+  }
+  return { failures, skipped };
+}
+
+/**
+ * A JUnit XML report for CI servers (Jenkins, GitLab, GitHub test-report actions): `testsuites`
+ * holding one test suite, one test case per check, each with properties (clause, operations,
+ * safety, outcome, reason, evidence). FAIL and TIMEOUT are failures; NOT_APPLICABLE and
+ * INCONCLUSIVE are skipped; WARN passes with its findings on system-out. A check listed as an
+ * expected failure is skipped while it fails and a failure once it stops, so the report's verdict
+ * is the exit code's.
  */
 export function toJUnitXml(summary: RunSummary): string {
-  const results = summary.results;
-  const failures = results.filter((r) => r.outcome === 'FAIL' || r.outcome === 'TIMEOUT').length;
-  const skipped = results.filter(
-    (r) => r.outcome === 'NOT_APPLICABLE' || r.outcome === 'INCONCLUSIVE',
-  ).length;
-  const properties: Record<string, string> = {
-    tool: `${summary.tool.name} ${summary.tool.version}`,
-    baseUrl: summary.baseUrl,
-    profile: summary.profile,
-    schemaVersion: summary.schemaVersion ?? 'not declared',
-    schemaRevision: revisionLabel(summary),
-    startedAt: summary.startedAt,
+  const { failures, skipped } = countsOf(summary);
+  const counts = {
+    tests: summary.results.length,
+    failures,
+    errors: 0,
+    skipped,
+    time: seconds(summary.durationMs),
+    timestamp: summary.startedAt,
   };
+  const properties: Array<[string, string]> = [
+    ['tool', `${summary.tool.name} ${summary.tool.version}`],
+    ['baseUrl', summary.baseUrl],
+    ['profile', summary.profile],
+    ['schemaVersion', summary.schemaVersion ?? 'not declared'],
+    ['schemaRevision', revisionLabel(summary)],
+    ['startedAt', summary.startedAt],
+  ];
+  if (summary.expectations)
+    properties.push(['expectedFailures', summary.expectations.listed.join(', ') || 'none']);
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuite${attributes({
-      name: SUITE_NAME,
-      tests: results.length,
-      failures,
-      errors: 0,
-      skipped,
-      time: seconds(summary.durationMs),
-      timestamp: summary.startedAt,
-    })}>`,
-    '  <properties>',
-    ...Object.entries(properties).map(([name, value]) => `    <property${attributes({ name, value })}/>`),
-    '  </properties>',
-    ...results.map(testcase),
+    `<testsuites${attributes({ name: SUITE_NAME, ...counts })}>`,
+    `  <testsuite${attributes({ name: SUITE_NAME, ...counts })}>`,
+    ...propertiesBlock(properties, '    '),
+    ...summary.results.map((result) => testcase(result, summary)),
   ];
   if (summary.warnings.length) {
     lines.push(
-      `  <system-out>${escapeText(summary.warnings.map((w) => `warning: ${w}`).join('\n'))}</system-out>`,
+      `    <system-out>${escapeText(summary.warnings.map((w) => `warning: ${w}`).join('\n'))}</system-out>`,
     );
   }
-  lines.push('</testsuite>', '');
+  lines.push('  </testsuite>', '</testsuites>', '');
   return lines.join('\n');
 }

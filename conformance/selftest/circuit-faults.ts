@@ -5,7 +5,7 @@ import { isItem, jsonResponse, pathnameOf, readJson, splitPath } from './message
 
 /**
  * Faults in virtual circuits, each seen by a full run of the checks that order them
- * (`checks/circuits.ts`): services ordered against the rules or shown to whom they are hidden from,
+ * (`checks/circuits.ts` and the `checks/circuit-*.ts` beside it): services ordered against the rules or shown to whom they are hidden from,
  * change requests taken from the wrong side, member joining rules answered as if provisioned or
  * contradicting themselves, and configs of cloud and multipoint services the rules forbid.
  */

@@ -85,8 +85,12 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
       agent,
     });
 
-  /** Sends a buffered request and buffers the answer, for faults to read and rewrite. */
-  const send = (req: ProxiedRequest): Promise<ProxiedResponse> =>
+  /**
+   * Sends a buffered request and buffers the answer, for faults to read and rewrite. A kept-alive
+   * socket the upstream closed just as it was reused fails at once; the request goes again on a
+   * fresh one.
+   */
+  const send = (req: ProxiedRequest, again = true): Promise<ProxiedResponse> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string> = { ...req.headers };
       delete headers['transfer-encoding'];
@@ -102,7 +106,10 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
           reject,
         );
       });
-      outgoing.on('error', reject);
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
+        if (again && outgoing.reusedSocket && error.code === 'ECONNRESET') resolve(send(req, false));
+        else reject(error);
+      });
       outgoing.end(req.body);
     });
 

@@ -3,6 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { CounterSample, CounterValues, TrafficSubjectType } from '../../domain/statistics';
 import { COUNTER_NAMES } from '../../domain/statistics';
+import { serviceScopeSql } from '../network-services-collection';
 
 /** Something sampled, and the device interface its counters are read from. */
 export interface TrafficSubject {
@@ -163,6 +164,27 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
         { subjectType, subjectId, from, to },
       );
       return rows.map(toCounterSample);
+    },
+
+    /**
+     * The configs of a network service that `accounts` manage or consume, whose traffic makes up
+     * what they see of the service; undefined when there is no such service or they may not see it
+     * (the rule of the network services collection: every exchange LAN, a service of theirs, a
+     * circuit whose B side they are, a public multipoint service or one a rule lets them join).
+     */
+    async configsOfService(id: string, accounts: readonly string[]): Promise<string[] | undefined> {
+      const [service] = await select<{ id: string }>(
+        `SELECT t.id FROM network_services t WHERE t.id = :id AND ${serviceScopeSql(':accounts')}`,
+        { id, accounts },
+      );
+      if (!service) return undefined;
+      const configs = await select<{ id: string }>(
+        `SELECT n.id FROM network_service_configs n
+          WHERE n.network_service = :id AND (n.managing_account IN (:accounts) OR n.consuming_account IN (:accounts))
+          ORDER BY n.id`,
+        { id, accounts },
+      );
+      return configs.map((config) => config.id);
     },
 
     /** Who owns a port or connection and where it sits, or undefined when there is none. */

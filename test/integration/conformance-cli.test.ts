@@ -1,27 +1,14 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { RunSummary } from '../../conformance';
+import type { RunSummary } from '../../conformance/index';
+import { conformanceCli } from '../support/conformance-cli';
 import { scratchFolder } from '../support/shared-stack';
 import { stack } from '../support/stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-function cli(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'conformance/cli.ts'), ...args],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 120_000 },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = conformanceCli;
 
 describe('the conformance CLI', function () {
   this.timeout(150_000);
@@ -64,7 +51,7 @@ describe('the conformance CLI', function () {
     assert.equal(summary.counts.FAIL, 0);
     assert.match(
       readFileSync(path.join(dir, files.junit), 'utf8'),
-      /^<\?xml[^]*<testsuite [^]*<\/testsuite>\s*$/,
+      /^<\?xml[^]*<testsuites [^]*<testsuite [^]*<\/testsuite>\s*<\/testsuites>\s*$/,
     );
     const html = readFileSync(path.join(dir, files.html), 'utf8');
     assert.match(html, /^<!DOCTYPE html>/i);

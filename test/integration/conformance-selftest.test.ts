@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { allChecks, runConformance } from '../../conformance';
+import { allChecks, runConformance } from '../../conformance/index';
 import { CAUGHT_IN_READS, checksOf } from '../../conformance/selftest/caught-in-reads';
 import { loadSpec } from '../../spec';
 import type { Fault } from '../../conformance/selftest/faults';

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { LabDriver } from '../../drivers/lab';
 import type { Connection, NewConnection } from '../../db/repositories/connection-repository';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { UnableToFulfillError } from '../../domain/errors';
 import { stack, withoutWorker } from '../support/stack';
+import { startBuilt } from '../support/processes';
 import { eventually } from '../support/wait';
 import { settleConnections } from '../support/connections';
 import { recordHistory } from '../support/histories';
@@ -202,10 +201,12 @@ describe('connection provisioning', function () {
     let placed: Connection | undefined;
     await withoutWorker(async () => {
       // A worker of its own, whose devices answer slowly, so that the kill lands inside the activity.
-      const doomed = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-        cwd: path.resolve(__dirname, '../..'),
-        env: { ...process.env, ...stack().env, LAB_DEVICE_LATENCY_MS: '4000', LOG_LEVEL: 'silent' },
-        stdio: 'ignore',
+      // The built worker, which starts with its workflows bundled (from source it bundles them first).
+      const doomed = startBuilt('worker/main.js', {
+        ...process.env,
+        ...stack().env,
+        LAB_DEVICE_LATENCY_MS: '4000',
+        LOG_LEVEL: 'silent',
       });
       try {
         placed = await place({ mode: 'standalone', lacp_timeout: null, port_quantity: 1 });
@@ -225,7 +226,7 @@ describe('connection provisioning', function () {
           30_000,
         );
       } finally {
-        doomed.kill('SIGKILL');
+        doomed.child.kill('SIGKILL');
       }
     });
     // Its heartbeats stopped: the attempt times out and a healthy worker configures the ports.

@@ -7,8 +7,8 @@ import { LabDriver } from '../../drivers/lab';
 import { serviceAttachment } from '../../activities/network-service-configs';
 import { activitiesFor } from '../../worker/create-worker';
 import { settleConnections } from '../support/connections';
-import { configOrder, deviceOf, FRA_LAN, liveConnection, reaches } from '../support/exchange-lan';
-import { login, request } from '../support/http';
+import { deviceOf, FRA_LAN, liveConfig, liveConnection } from '../support/exchange-lan';
+import { login } from '../support/http';
 import { stack } from '../support/stack';
 
 async function devices(): Promise<string[]> {
@@ -244,13 +244,7 @@ describe('service segments of configs on the lab fabric', function () {
   it('puts a config into its network service as a segment, isolated as a leaf, and reads back a drifted one as different', async () => {
     const { accessToken: token } = await login('customer', 0);
     const connection = await liveConnection(token);
-    const created = await request('POST', '/network-service-configs', {
-      token,
-      body: configOrder(connection),
-    });
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.id as string;
-    await reaches(token, `/network-service-configs/${id}`, 'production');
+    const id = await liveConfig(token, connection);
 
     const driver = new LabDriver(stack().db.sequelize);
     const device = await deviceOf(connection);

@@ -3,9 +3,11 @@ import { QueryTypes } from 'sequelize';
 import { TRAFFIC_COLLECTOR_WORKFLOW_ID } from '../../domain/statistics';
 import type { TrafficCollectorStatus } from '../../workflows/traffic-statistics';
 import { settleConnections } from '../support/connections';
+import { configOrder, FRA_LAN, reaches } from '../support/exchange-lan';
 import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { collectTraffic, stack } from '../support/stack';
+import { serviceOrder } from '../support/virtual-circuits';
 import { eventually } from '../support/wait';
 
 const SPREE = 'acc-spree-networks';
@@ -22,6 +24,20 @@ async function samplesOf(subjects: string[]): Promise<{ fewest: number; newest: 
   return {
     fewest: Math.min(...rows.map((row) => Number(row.n))),
     newest: new Date(Math.min(...rows.map((row) => new Date(row.newest).getTime()))),
+  };
+}
+
+/** The window of the last minute the subjects were all sampled in: from their latest first sample on. */
+async function sharedWindow(subjects: string[]): Promise<{ start: string; end: string }> {
+  const { newest } = await samplesOf(subjects);
+  const [{ first }] = await stack().db.sequelize.query<{ first: Date }>(
+    `SELECT MAX(first) AS first FROM (SELECT MIN(sampled_at) AS first FROM traffic_samples
+       WHERE subject_id IN (:subjects) GROUP BY subject_id) firsts`,
+    { replacements: { subjects }, type: QueryTypes.SELECT },
+  );
+  return {
+    start: new Date(Math.max(newest!.getTime() - 60_000, new Date(first).getTime())).toISOString(),
+    end: newest!.toISOString(),
   };
 }
 
@@ -134,8 +150,70 @@ describe('traffic statistics', function () {
     }
   });
 
+  it("shows a network service carrying what the caller's configs of it carry, and others none of it", async () => {
+    const configs: string[] = [];
+    for (const external_ref of ['statistics-1', 'statistics-2']) {
+      const created = await request('POST', '/network-service-configs', {
+        token,
+        body: configOrder(connection.id, { listed: false, external_ref }),
+      });
+      assert.equal(created.status, 201, created.text);
+      configs.push(created.body.id as string);
+    }
+    for (const id of configs) await reaches(token, `/network-service-configs/${id}`, 'production');
+    await eventually(
+      'samples of both configs',
+      async () => ((await samplesOf(configs)).fewest >= 4 ? true : undefined),
+      60_000,
+      250,
+    );
+    const { start, end } = await sharedWindow(configs);
+    const window = `start=${encodeURIComponent(start)}&end=${encodeURIComponent(end)}`;
+    const custom = async (path: string, as = token): Promise<Record<string, number | string>> => {
+      const response = await request('GET', `${path}/statistics?${window}`, { token: as });
+      assert.equal(response.status, 200, response.text);
+      assert.deepEqual(Object.keys(response.body.aggregates), ['custom']);
+      return response.body.aggregates.custom as Record<string, number | string>;
+    };
+    const service = await custom(`/network-services/${FRA_LAN}`);
+    const parts = await Promise.all(configs.map((id) => custom(`/network-service-configs/${id}`)));
+    assert.deepEqual([service.start, service.end], [start, end]);
+    assert.ok(Number(service.accuracy) > 0);
+    for (const figure of ['average_ops_in', 'average_ops_out', 'average_pps_in', 'average_pps_out']) {
+      const sum = parts.reduce((total, part) => total + Number(part[figure]), 0);
+      assert.ok(
+        parts.every((part) => Number(part[figure]) > 0),
+        figure,
+      );
+      assert.ok(
+        Math.abs(Number(service[figure]) - sum) <= parts.length,
+        `${figure}: the service ${service[figure]}, its configs ${sum}`,
+      );
+    }
+    // The largest rate of the two together is at least either's.
+    for (const part of parts) assert.ok(Number(service.maximum_ops_in) >= Number(part.maximum_ops_in));
+    // Every sliding window, too.
+    const sliding = await request('GET', `/network-services/${FRA_LAN}/statistics`, { token });
+    assert.equal(sliding.status, 200, sliding.text);
+    assert.deepEqual(Object.keys(sliding.body.aggregates), WINDOWS);
+    assert.ok(sliding.body.aggregates.PT5M.average_ops_in > 0);
+    assert.equal(sliding.body.light_levels_tx, undefined);
+    // The other customer sees the exchange LAN, but none of Spree's traffic on it.
+    const theirs = await custom(`/network-services/${FRA_LAN}`, other);
+    assert.equal(theirs.accuracy, 0);
+    assert.equal(theirs.average_ops_in, 0);
+    assert.equal(theirs.maximum_ops_in, null);
+  });
+
   it('refuses malformed, lonely, inverted and over-long windows, naming the parameter', async () => {
-    const path = `/connections/${connection.id}/statistics`;
+    for (const path of [
+      `/connections/${connection.id}/statistics`,
+      `/network-services/${FRA_LAN}/statistics`,
+    ])
+      await refusesBadWindows(path);
+  });
+
+  async function refusesBadWindows(path: string) {
     const cases: Array<[string, string[]]> = [
       ['start=yesterday&end=2026-01-01T00:00:00Z', ['start']],
       ['start=2026-02-30T00:00:00Z&end=2026-03-01T00:00:00Z', ['start']],
@@ -159,9 +237,19 @@ describe('traffic statistics', function () {
     );
     assert.equal(offset.status, 200, offset.text);
     assert.equal(offset.body.aggregates.custom.start, '2026-01-01T00:00:00.000Z');
-  });
+  }
 
-  it('is not found for anybody who may not read the port or connection', async () => {
+  it('is not found for anybody who may not read the port, connection or service', async () => {
+    // A private multipoint service of the other customer's, which nobody else may join.
+    const circuit = await request('POST', '/network-services', {
+      token: other,
+      body: serviceOrder('thames', 'mp2mp_vc', {
+        product_offering: 'po-mp2mp-vc-fra',
+        display_name: 'Thames private',
+      }),
+    });
+    assert.equal(circuit.status, 201, circuit.text);
+    const ofCircuit = `/network-services/${circuit.body.id}/statistics`;
     for (const path of [
       `/connections/${connection.id}/statistics`,
       `/ports/${connection.ports[0]}/statistics`,
@@ -171,6 +259,15 @@ describe('traffic statistics', function () {
       const response = await request('GET', path, { token: other });
       assert.equal(response.status, 404, `${path}: ${response.text}`);
     }
+    for (const path of [ofCircuit, '/network-services/no-such-service/statistics']) {
+      const response = await request('GET', `${path}?start=yesterday`, { token });
+      assert.equal(response.status, 404, `${path}: ${response.text}`);
+      assert.match(response.body.type, /not-found/);
+    }
+    // Its owner reads it: it carries nothing yet.
+    const own = await request('GET', ofCircuit, { token: other });
+    assert.equal(own.status, 200, own.text);
+    assert.equal(own.body.aggregates.PT1H.accuracy, 0);
   });
 
   it('shows operators how sampling goes', async () => {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
-import type { RunSummary } from '../../conformance';
-import { runConformance } from '../../conformance';
+import type { RunSummary } from '../../conformance/index';
+import { runConformance } from '../../conformance/index';
 import { CAUGHT_IN_READS, checksOf } from '../../conformance/selftest/caught-in-reads';
 import { CIRCUIT_FAULTS } from '../../conformance/selftest/circuit-faults';
+import { CLIENT_FAULTS } from '../../conformance/selftest/client-faults';
 import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';
 import { CONNECTION_FAULTS } from '../../conformance/selftest/connection-faults';
 import { DEPENDENCY_FAULTS } from '../../conformance/selftest/dependency-faults';
@@ -46,8 +47,8 @@ export const PRIMARY = 'acc-transit-partners';
 /**
  * Faults in any collection and in what it answers without page_limit, in connections and port
  * reservations, in network service configs, in route-server sessions and statistics, in virtual
- * circuits, in destroying what others depend on and the properties of refusals, and in rate limits
- * and retried writes.
+ * circuits, in destroying what others depend on and the properties of refusals, in rate limits
+ * and retried writes, and in what the public IX-API clients rely on.
  */
 export const FAULTS: readonly Fault[] = [
   ...GENERAL_FAULTS,
@@ -58,6 +59,7 @@ export const FAULTS: readonly Fault[] = [
   ...CIRCUIT_FAULTS,
   ...DEPENDENCY_FAULTS,
   ...RETRY_FAULTS,
+  ...CLIENT_FAULTS,
 ];
 
 const half = Math.ceil(GENERAL_FAULTS.length / 2);
@@ -72,6 +74,7 @@ export const FAULT_FAMILIES = {
   connections: CONNECTION_FAULTS,
   dependencies: DEPENDENCY_FAULTS,
   services: [...CONFIG_FAULTS, ...SESSION_FAULTS, ...CIRCUIT_FAULTS, ...RETRY_FAULTS],
+  clients: CLIENT_FAULTS,
 } as const satisfies Record<string, readonly Fault[]>;
 
 export type FaultFamily = keyof typeof FAULT_FAMILIES;

@@ -65,6 +65,15 @@ export const reaches = (token: string, path: string, state: string) =>
     30_000,
   );
 
+/** An exchange-LAN config of Spree's on `connection`, ordered and in production: its id. */
+export async function liveConfig(token: string, connection: string): Promise<string> {
+  const created = await request('POST', '/network-service-configs', { token, body: configOrder(connection) });
+  assert.equal(created.status, 201, created.text);
+  const id = created.body.id as string;
+  await reaches(token, `/network-service-configs/${id}`, 'production');
+  return id;
+}
+
 /** The device a connection's ports are on. */
 export async function deviceOf(connection: string): Promise<string> {
   const [row] = await stack().db.sequelize.query<{ device: string }>(

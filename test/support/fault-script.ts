@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,7 +35,7 @@ export interface FakeExchange {
 
 async function call(origin: string, step: Step): Promise<Answer> {
   const headers: Record<string, string> = { ...step.headers };
-  if (step.body !== undefined) headers['content-type'] = 'application/json';
+  if (step.body !== undefined) headers['content-type'] ??= 'application/json';
   if (step.second) headers.authorization = SECOND;
   const response = await fetch(`${origin}${SCRIPT_BASE}${step.path}`, {
     method: step.method,
@@ -91,4 +92,30 @@ export function scriptedExchange(exchange: FakeExchange, script: readonly Step[]
       });
     },
   };
+}
+
+/**
+ * For each fault, tests that it changes the answer to at least one step of the script, and the same
+ * steps whenever it is set again (it forgets what it remembered).
+ */
+export function describeEachFault(
+  faults: readonly Fault[],
+  harness: ReturnType<typeof scriptedExchange>,
+): void {
+  for (const fault of faults) {
+    describe(fault.id, () => {
+      let changed: number[];
+      before(async () => {
+        changed = changedSteps(await harness.throughProxy(fault), harness.direct());
+      });
+
+      it('changes at least one answer', () => {
+        assert.ok(changed.length > 0, `${fault.id} changed nothing`);
+      });
+
+      it('forgets its memory when set again', async () => {
+        assert.deepEqual(changedSteps(await harness.throughProxy(fault), harness.direct()), changed);
+      });
+    });
+  }
 }

@@ -51,10 +51,14 @@ const seenByTheUnrelated = (world: World): Record<keyof World['accounts'], Acces
   unrelated: 'discover',
 });
 
-/** Parts of a service: only its owners read its cancellation policy; change requests are p2p's. */
+/**
+ * Parts of a service: whoever sees it reads its statistics (of its own configs of it), only its
+ * owners its cancellation policy; change requests are p2p's.
+ */
 const partStatus =
   (circuit: boolean) =>
   (part: { method: string; path: string }, access: Access): number | undefined => {
+    if (part.path.endsWith('/statistics')) return undefined;
     if (part.path.endsWith('/cancellation-policy')) return access === 'discover' ? 404 : undefined;
     if (part.method === 'POST') return 415;
     // Nothing is open to withdraw or reject; on a circuit the consuming side may do neither.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type mysql from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
@@ -20,6 +20,7 @@ import type { DemoCredential } from '../../db/seed/demo';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bundleWorkflows } from '../../worker/create-worker';
+import { startDevServer } from './temporal-dev-server';
 
 /**
  * What the stacks of one integration run share, made once by mocha's global setup (in its main
@@ -78,7 +79,7 @@ export async function startSharedStack(): Promise<void> {
   const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-integration-'));
   const templateUrl = throwAwayDatabaseUrl('_template');
   const apiSecretHashKey = randomBytes(32).toString('base64');
-  const server = TestWorkflowEnvironment.createLocal({
+  const server = startDevServer({
     server: {
       executable: { type: 'existing-path', path: findTemporalCli() },
       namespace: 'ixapi',

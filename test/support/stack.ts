@@ -157,6 +157,26 @@ async function newWorker(temporal: TestWorkflowEnvironment, config: Config, db: 
 }
 
 /**
+ * From now on the stack's workflows run on a worker whose activities have `settings` over the
+ * stack's config (another device driver, say), or on none with `null`, until the next call; `{}`
+ * gives the usual worker back. Workflows carry on from their histories on whichever runs.
+ */
+export function setWorker(settings: Partial<Config> | null): Promise<void> {
+  return switchWorker(stack(), settings);
+}
+
+async function switchWorker(running: TestStack, settings: Partial<Config> | null): Promise<void> {
+  if (workerRun) {
+    running.worker.shutdown();
+    await workerRun;
+    workerRun = undefined;
+  }
+  if (settings === null) return;
+  running.worker = await newWorker(running.temporal, { ...running.config, ...settings }, running.db);
+  workerRun = running.worker.run();
+}
+
+/**
  * Another API process on the stack's database and Temporal server, configured by the stack's
  * environment with `overrides` (lower limits, other keys), on a free port; stop it when done.
  * `metricsPort: 0` turns its metrics listener on at a free port (`metricsUrl`).
@@ -181,14 +201,11 @@ export async function startSecondApi(
  * from their histories, as after a worker crash.
  */
 export async function withoutWorker(meanwhile: () => Promise<void>): Promise<void> {
-  const running = stack();
-  running.worker.shutdown();
-  await workerRun;
+  await setWorker(null);
   try {
     await meanwhile();
   } finally {
-    running.worker = await newWorker(running.temporal, running.config, running.db);
-    workerRun = running.worker.run();
+    await setWorker({});
   }
 }
 
@@ -199,10 +216,7 @@ export async function stopStack(): Promise<void> {
   // Every step runs even when an earlier one fails, so no server or database outlives the run.
   const steps: Array<() => Promise<unknown>> = [
     () => running.api.stop(),
-    async () => {
-      running.worker.shutdown();
-      await workerRun;
-    },
+    () => switchWorker(running, null),
     () => running.workerMetrics.close(),
     () => running.db.close(),
     () => dropDatabase(running.config.databaseUrl),

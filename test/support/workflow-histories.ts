@@ -73,6 +73,21 @@ export const WORKFLOW_TYPES = {
       sampling: 'sampling rounds, one per interval',
     },
   },
+  superviseFabric: {
+    file: 'workflows/fabric-supervision.ts',
+    notApplicable: {
+      production: 'The supervisor is no resource with states: its life is the `supervising` path.',
+      change: 'The supervisor takes no changes: a new interval means a new run.',
+      decommission: 'The supervisor runs for ever (continuing as new); nothing decommissions it.',
+      'cancel-before-production': 'Nobody orders or cancels the supervisor.',
+      'error-retry':
+        'A failed round only sets the status (`lastError`) and the next round runs as every round does; it takes no operator signal.',
+      'operator-retest': 'The supervisor tests nothing and takes no operator signal.',
+    },
+    ownPaths: {
+      supervising: 'rounds, one per interval: dead processes brought back, devices reconciled',
+    },
+  },
 } as const satisfies Record<string, WorkflowTypeDefinition>;
 
 export type WorkflowType = keyof typeof WORKFLOW_TYPES;

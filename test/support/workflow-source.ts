@@ -15,10 +15,23 @@ export type SourceReader = (relativePath: string) => string;
 const readFromDisk: SourceReader = (relativePath) => readFileSync(path.join(ROOT, relativePath), 'utf8');
 
 /**
+ * Modules compiled so far, by path and text: the workflow types share most of theirs, and a test
+ * process hashes each type more than once.
+ */
+const compiledModules = new Map<string, { tokens: string; imports: string[] }>();
+
+/**
  * A module as the bundle would run it: compiled by TypeScript alone (comments and type-only
  * imports gone), then reduced to its tokens, so layout and quoting do not count either.
  */
 function compiled(relativePath: string, text: string): { tokens: string; imports: string[] } {
+  const key = `${relativePath}\0${text}`;
+  let module = compiledModules.get(key);
+  if (!module) compiledModules.set(key, (module = compile(relativePath, text)));
+  return module;
+}
+
+function compile(relativePath: string, text: string): { tokens: string; imports: string[] } {
   const output = ts.transpileModule(text, {
     fileName: relativePath,
     compilerOptions: {

@@ -29,6 +29,7 @@ describe('configuration', () => {
     assert.equal(config.publicBaseUrl, 'http://localhost:8000/api/v2');
     assert.equal(config.logLevel, 'info');
     assert.equal(config.statsSampleIntervalSeconds, 300);
+    assert.equal(config.supervisionIntervalSeconds, 30);
     assert.equal(config.refreshFamilyTtlSeconds, 30 * 86400);
     assert.deepEqual(config.rateLimitAuthPerAddress, { points: 30, durationSeconds: 60 });
     assert.deepEqual(config.rateLimitAuthPerKey, { points: 10, durationSeconds: 60 });
@@ -99,6 +100,7 @@ describe('configuration', () => {
       LOG_LEVEL: 'debug',
       PUBLIC_BASE_URL: 'https://ixapi.example/api/v2/',
       STATS_SAMPLE_INTERVAL_S: '60',
+      SUPERVISION_INTERVAL_S: '10',
       QUOTA_PORTS: '0',
       QUOTA_SUB_ACCOUNTS: '25',
       QUOTA_OPEN_ORDERS: '1000',
@@ -110,6 +112,7 @@ describe('configuration', () => {
     assert.equal(config.refreshTokenTtlSeconds, 7 * 86400);
     assert.equal(config.publicBaseUrl, 'https://ixapi.example/api/v2');
     assert.equal(config.statsSampleIntervalSeconds, 60);
+    assert.equal(config.supervisionIntervalSeconds, 10);
     assert.deepEqual(config.quotas, { ports: 0, sub_accounts: 25, open_orders: 1000 });
   });
 
@@ -128,6 +131,7 @@ describe('configuration', () => {
     failsOn('HEALTH_PROBE_TIMEOUT_MS', { HEALTH_PROBE_TIMEOUT_MS: '5' });
     failsOn('STATS_SAMPLE_INTERVAL_S', { STATS_SAMPLE_INTERVAL_S: '0' });
     failsOn('STATS_SAMPLE_INTERVAL_S', { STATS_SAMPLE_INTERVAL_S: '5m' });
+    failsOn('SUPERVISION_INTERVAL_S', { SUPERVISION_INTERVAL_S: '0' });
     failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: '' });
     failsOn('TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: Buffer.alloc(16).toString('base64') });
     failsOn('API_SECRET_HASH_KEY', { API_SECRET_HASH_KEY: keys.TOKEN_SIGNING_KEY });
@@ -175,6 +179,27 @@ describe('configuration', () => {
     assert.equal(loadConfig({ ...keys, WORKER_CACHED_WORKFLOWS: '1000' }).workerCachedWorkflows, 1000);
     failsOn('WORKER_CACHED_WORKFLOWS', { WORKER_CACHED_WORKFLOWS: '1' });
     failsOn('WORKER_CACHED_WORKFLOWS', { WORKER_CACHED_WORKFLOWS: 'all' });
+  });
+
+  it('numbers the IXPs of the IX-F member export by exchange LAN, and says how long it may be kept', () => {
+    assert.deepEqual(loadConfig(keys).ixfExport, { ixpIds: {}, ixfIds: {}, maxAgeSeconds: 60 });
+    const config = loadConfig({
+      ...keys,
+      IXF_EXPORT_IXP_IDS: 'ns-exchange-lan-fra=1, ns-exchange-lan-ams=2',
+      IXF_EXPORT_IXF_IDS: 'ns-exchange-lan-fra=2147483647',
+      IXF_EXPORT_MAX_AGE: '5m',
+    });
+    assert.deepEqual(config.ixfExport, {
+      ixpIds: { 'ns-exchange-lan-fra': 1, 'ns-exchange-lan-ams': 2 },
+      ixfIds: { 'ns-exchange-lan-fra': 2_147_483_647 },
+      maxAgeSeconds: 300,
+    });
+    failsOn('IXF_EXPORT_IXP_IDS', { IXF_EXPORT_IXP_IDS: 'ns-exchange-lan-fra' });
+    failsOn('IXF_EXPORT_IXP_IDS', { IXF_EXPORT_IXP_IDS: 'ns-exchange-lan-fra=-1' });
+    failsOn('IXF_EXPORT_IXP_IDS', { IXF_EXPORT_IXP_IDS: 'a=1,a=2' });
+    failsOn('IXF_EXPORT_IXP_IDS', { IXF_EXPORT_IXP_IDS: 'constructor=1,constructor=2' });
+    failsOn('IXF_EXPORT_IXF_IDS', { IXF_EXPORT_IXF_IDS: 'ns-exchange-lan-fra=2147483648' });
+    failsOn('IXF_EXPORT_MAX_AGE', { IXF_EXPORT_MAX_AGE: 'soon' });
   });
 
   it('documents every variable it reads', () => {

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { credentialsFromEnvironment, credentialsOfDemo, defaultLedgerFile } from '../../conformance/cli';
+import {
+  credentialsFromEnvironment,
+  credentialsOfDemo,
+  defaultLedgerFile,
+  waitsOf,
+} from '../../conformance/cli';
+import type { CheckDefinition } from '../../conformance/runner';
+import { runCheck } from '../../conformance/runner';
+import type { Waits } from '../../conformance/suite';
+import { DEFAULT_WAITS, Suite } from '../../conformance/suite';
+import { loadSpec } from '../../spec';
 
 describe('the conformance CLI', () => {
   it("keeps its ledgers in the user's state folder, one per exchange", () => {
@@ -74,5 +84,45 @@ describe('the conformance CLI', () => {
       () => credentialsOfDemo('demo.json', accounts, { primary: 'acc-nobody' }),
       /no account acc-nobody for --primary/,
     );
+  });
+});
+
+describe('the waits of the full profile', () => {
+  it('takes --provisioning-wait and --settling-wait in seconds, from 1 to 3600', () => {
+    assert.deepEqual(waitsOf({}), {});
+    assert.deepEqual(waitsOf({ 'provisioning-wait': '90', 'settling-wait': '30' }), {
+      provisioning: 90_000,
+      settling: 30_000,
+    });
+    assert.throws(() => waitsOf({ 'provisioning-wait': '0' }), /--provisioning-wait takes 1 to 3600 seconds/);
+    assert.throws(
+      () => waitsOf({ 'settling-wait': '1.5' }),
+      /--settling-wait takes a whole number of seconds/,
+    );
+    assert.throws(() => waitsOf({ 'settling-wait': '3601' }), /1 to 3600/);
+  });
+
+  it('gives checks longer deadlines in proportion to longer waits', async () => {
+    const suite = (waits?: Partial<Waits>) =>
+      new Suite({
+        baseUrl: 'http://127.0.0.1:9/api/v2',
+        credentials: { primary: { api_key: 'k', api_secret: 's' } },
+        profile: 'full',
+        document: loadSpec(),
+        waits,
+      });
+    const slow: CheckDefinition = {
+      id: 'SLOW-001',
+      title: 'waits 300 ms',
+      clause: 'a clause',
+      operations: [],
+      safety: 'mutate',
+      deadlineMs: 200,
+      run: () => new Promise((resolve) => setTimeout(resolve, 300)),
+    };
+    assert.deepEqual(suite().waits, DEFAULT_WAITS);
+    assert.equal((await runCheck(suite(), slow, 'full')).outcome, 'TIMEOUT');
+    const doubled = suite({ provisioning: DEFAULT_WAITS.provisioning * 2 });
+    assert.equal((await runCheck(doubled, slow, 'full')).outcome, 'PASS');
   });
 });

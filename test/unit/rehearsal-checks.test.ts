@@ -34,6 +34,18 @@ describe('rehearsal: requests cut off by the replicas it ends', () => {
     assert.match(verdict.detail, /POST \/contacts on api-1: ECONNRESET/);
   });
 
+  it('excuses a kept-alive connection to the killed replica that the client used after its death', () => {
+    const pooled: Exchange = { ...reset('api-1', 1100, 1101), transport: 'UND_ERR_SOCKET' };
+    const verdict = answered(answeredRequests([pooled], killed, stopped));
+    assert.equal(verdict.ok, true, verdict.detail);
+    assert.match(verdict.detail, /1 cut off by the kill of api-1/);
+  });
+
+  it('holds against another replica a closed kept-alive connection', () => {
+    const pooled: Exchange = { ...reset('api-3', 1100, 1101), transport: 'UND_ERR_SOCKET' };
+    assert.equal(answered(answeredRequests([pooled], killed, stopped)).ok, false);
+  });
+
   it('holds against a replica that was not ended a reset at the time of the kill', () => {
     const verdict = answered(answeredRequests([reset('api-3', 1020, 1060)], killed, stopped));
     assert.equal(verdict.ok, false);

@@ -186,7 +186,9 @@ function resolve(document: OpenApiDocument, node: Json): Json {
   return target as Json;
 }
 
-describe('the OpenAPI document', () => {
+describe('the OpenAPI document', function () {
+  // Compiling every schema takes a few seconds alone, and longer beside the other tiers.
+  this.timeout(120_000);
   const document = loadSpec();
   const operations = specOperations(document);
   const schemas = document.components.schemas as Record<string, Json>;

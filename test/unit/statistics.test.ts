@@ -4,6 +4,7 @@ import { ValidationError } from '../../domain/errors';
 import type { CounterSample } from '../../domain/statistics';
 import {
   SLIDING_WINDOWS,
+  aggregateSummedTraffic,
   aggregateTraffic,
   customAggregate,
   nextSampleAt,
@@ -12,6 +13,7 @@ import {
   requestedWindow,
   retentionStart,
   slidingAggregates,
+  summedRates,
   trafficRates,
   windowStart,
 } from '../../domain/statistics';
@@ -146,6 +148,67 @@ describe('traffic statistics', () => {
     });
     assert.equal(aggregate.average_ops_in, 1000);
     assert.equal(aggregate.accuracy, 1);
+  });
+
+  it("adds up several subjects' rates over the stretches they share, and leaves out what none covers", () => {
+    // One subject sampled every 10 s, the other every 20 s from 10 s on, with a counter reset at 50 s.
+    const first = trafficRates([0, 10, 20, 30, 40].map((s) => sample(s, BigInt(s) * 1_000n)));
+    const second = trafficRates([
+      sample(10, 0n),
+      sample(30, 200_000n),
+      sample(50, 100n),
+      sample(70, 100_100n),
+      sample(90, 200_100n),
+    ]);
+    assert.deepEqual(
+      summedRates([first, second]).map((r) => [(r.from - T0) / 1000, (r.at - T0) / 1000, r.opsIn]),
+      [
+        [0, 10, 1000],
+        [10, 20, 11_000],
+        [20, 30, 11_000],
+        [30, 40, 1000],
+        // 40 to 50: the second subject's counter went down, the first was not sampled: no rate.
+        [50, 70, 5000],
+        [70, 90, 5000],
+      ],
+    );
+    assert.deepEqual(summedRates([first]), first, 'one subject: its own rates');
+    assert.deepEqual(summedRates([]), []);
+  });
+
+  it("aggregates subjects' traffic added up: averages add up, accuracy is their mean", () => {
+    const steady = (octetsPerSecond: bigint, seconds: number[]) =>
+      seconds.map((s) => sample(s, BigInt(s) * octetsPerSecond, BigInt(s) * octetsPerSecond * 2n));
+    const every10 = [0, 10, 20, 30, 40, 50, 60];
+    const options = {
+      start: new Date(T0),
+      end: new Date(T0 + 60_000),
+      intervalSeconds: 10,
+      now: new Date(T0 + 60_000),
+      title: 'test',
+    };
+    const a = steady(1000n, every10);
+    const b = steady(250n, [0, 10, 20, 30]);
+    const both = aggregateSummedTraffic([a, b], options);
+    const [alone, other] = [aggregateTraffic(a, options), aggregateTraffic(b, options)];
+    assert.equal(alone.average_ops_in, 1000);
+    assert.equal(other.average_ops_in, 250);
+    // Over 0–30 s both carry traffic (1 250/s), over 30–60 s the first alone (1 000/s).
+    assert.equal(both.average_ops_in, 1125);
+    assert.equal(both.average_ops_out, 2250);
+    assert.equal(both.maximum_ops_in, 1250);
+    assert.equal(both.maximum_in_at, new Date(T0 + 10_000).toISOString());
+    assert.equal(both.percentile95_ops_in, 1250);
+    assert.equal(both.accuracy, Number(((alone.accuracy + other.accuracy) / 2).toPrecision(4)));
+    const same = aggregateSummedTraffic([a, a], options);
+    assert.equal(same.average_ops_in, 2 * alone.average_ops_in);
+    assert.equal(same.accuracy, alone.accuracy);
+    assert.deepEqual(aggregateSummedTraffic([a], options), alone);
+    const none = aggregateSummedTraffic([], options);
+    assert.equal(none.accuracy, 0);
+    assert.equal(none.average_ops_in, 0);
+    assert.equal(none.maximum_ops_in, null);
+    assert.equal(none.average_eps_in, null);
   });
 
   it('keys sliding windows by ISO 8601 durations, each ending now', () => {

@@ -100,7 +100,7 @@ describe('recorded workflow histories', () => {
     assert.deepEqual(manifest, nextManifest(manifest), 'run `npm run histories:record` to bring it in line');
   });
 
-  it('records with `npm run histories:record`, which runs exactly the integration tests that record', () => {
+  it('records with `npm run histories:record`, which runs exactly the integration and fabric tests that record', () => {
     const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
@@ -109,12 +109,12 @@ describe('recorded workflow histories', () => {
     assert.match(script, /^RECORD_HISTORIES=1 mocha /);
     assert.match(script, /--require tsx\/cjs --require test\/integration\/hooks\.ts /);
     const run = script.split(/\s+/).filter((word) => word.endsWith('.test.ts'));
-    const recording = readdirSync(path.join(ROOT, 'test/integration'))
-      .filter((name) => name.endsWith('.test.ts'))
-      .filter((name) =>
-        /\brecordHistory\(/.test(readFileSync(path.join(ROOT, 'test/integration', name), 'utf8')),
-      )
-      .map((name) => `test/integration/${name}`);
+    const recording = ['test/integration', 'test/fabric'].flatMap((folder) =>
+      readdirSync(path.join(ROOT, folder))
+        .filter((name) => name.endsWith('.test.ts'))
+        .filter((name) => /\brecordHistory\(/.test(readFileSync(path.join(ROOT, folder, name), 'utf8')))
+        .map((name) => `${folder}/${name}`),
+    );
     assert.deepEqual(run.sort(), recording.sort());
   });
 });

@@ -142,9 +142,17 @@ describe('provisionNetworkService', () => {
 
   it('gives the circuit back on its decommission day and ends after the last of its configs', async () => {
     const { resource, fakes } = service({ cloud: CLOUD });
+    // The configs go the same day, just after the first look that follows the release: the
+    // workflow must look again rather than move while one is left.
+    let released = false;
+    let looksAfterRelease = 0;
     fakes.on('releaseCloudCircuit', () => {
-      // The configs go the same day, a moment later.
-      setTimeout(() => resource.set({ liveConfigs: 0 }), 300);
+      released = true;
+    });
+    fakes.on('networkServiceAgenda', () => {
+      const agenda = resource.read();
+      if (released && ++looksAfterRelease === 1) resource.set({ liveConfigs: 0 });
+      return agenda;
     });
     await withWorker(fakes, async (run) => {
       const handle = await start(run, { recheckMs: 200 });

@@ -45,6 +45,8 @@ const ACTIVITY_NAMES: Record<ActivityName, true> = {
   moveNetworkFeatureConfig: true,
   recordNetworkFeatureConfigStatus: true,
   sampleTraffic: true,
+  superviseDevices: true,
+  reconcileDevices: true,
   checkAccountOnboarding: true,
   recordAccountStatus: true,
   completeAccountOnboarding: true,

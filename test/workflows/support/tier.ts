@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../../../domain/search-attributes';
 import { findTemporalCli } from '../../../scripts/temporal-cli';
@@ -20,6 +20,7 @@ import {
   retryProvisioningSignal,
   retryTestingSignal,
 } from '../../../workflows/lifecycle';
+import { startDevServer } from '../../support/temporal-dev-server';
 import { eventually as waitFor } from '../../support/wait';
 import type { FakeActivities } from './fakes';
 
@@ -41,7 +42,7 @@ export async function startServer(): Promise<void> {
   installRuntime();
   const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-workflows-'));
   const [env, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({
+    startDevServer({
       server: {
         executable: { type: 'existing-path', path: findTemporalCli() },
         namespace: NAMESPACE,

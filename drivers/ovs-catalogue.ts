@@ -1,0 +1,107 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { RouteServerPlacement, RouteServerResolver } from './bird';
+import type { FabricDevice, FabricRouteServer } from './ovs-fabric';
+import { routeServerLinkOf } from './ovs-fabric';
+
+/**
+ * What the ovs fabric is made of, from the catalogue: devices with their ports and the metro area
+ * network of their PoP (devices of one metro area network carry its exchange LANs, and share a core
+ * bridge), and the route servers of the exchange LANs with their addresses on the LAN.
+ */
+
+interface RouteServerRow {
+  id: string;
+  asn: number | string;
+  ip_v4: string | null;
+  ip_v6: string | null;
+  network_service: string;
+  metro_area_network: string | null;
+  subnet_v4: string | null;
+  subnet_v6: string | null;
+}
+
+const ROUTE_SERVERS = `SELECT f.id, f.asn, f.ip_v4, f.ip_v6, f.network_service, s.metro_area_network,
+    s.subnet_v4, s.subnet_v6
+  FROM network_features f JOIN network_services s ON s.id = f.network_service
+  WHERE f.type = 'route_server'`;
+
+/** Every device of the catalogue (or those named) with its ports, their speeds, and its network. */
+export async function fabricDevices(sequelize: Sequelize, only?: readonly string[]): Promise<FabricDevice[]> {
+  const rows = await sequelize.query<{ device: string; name: string; speed: number; network: string }>(
+    `SELECT p.device, p.name, p.speed, o.metro_area_network AS network
+     FROM ports p JOIN devices d ON d.id = p.device JOIN pops o ON o.id = d.pop
+     ${only ? 'WHERE p.device IN (:only)' : ''} ORDER BY p.device, p.name`,
+    { replacements: { only: only?.length ? only : [''] }, type: QueryTypes.SELECT },
+  );
+  const devices = new Map<string, FabricDevice>();
+  for (const row of rows) {
+    const device = devices.get(row.device) ?? { device: row.device, ports: [], network: row.network };
+    device.ports.push({ name: row.name, speed: Number(row.speed) });
+    devices.set(row.device, device);
+  }
+  return [...devices.values()];
+}
+
+/** An address with the prefix length of the subnet it is in: `192.0.2.253/24`. */
+const onSubnet = (address: string | null, subnet: string | null): string | null =>
+  address && subnet ? `${address}/${subnet.split('/')[1]}` : null;
+
+/** The route servers of the catalogue's exchange LANs that sit on a metro area network. */
+export async function fabricRouteServers(sequelize: Sequelize): Promise<FabricRouteServer[]> {
+  const rows = await sequelize.query<RouteServerRow>(`${ROUTE_SERVERS} ORDER BY f.id`, {
+    type: QueryTypes.SELECT,
+  });
+  return rows
+    .filter((row) => row.metro_area_network !== null)
+    .map((row) => ({
+      feature: row.id,
+      network: row.metro_area_network!,
+      segment: row.network_service,
+      ipv4: onSubnet(row.ip_v4, row.subnet_v4),
+      ipv6: onSubnet(row.ip_v6, row.subnet_v6),
+    }));
+}
+
+/**
+ * BIRD's router id for a route server: its IPv4 address, or for one with IPv6 alone the last 32
+ * bits of its IPv6 address (an id is a 32-bit number BIRD writes as an IPv4 address).
+ */
+export function routerIdOf(ipv4: string | null, ipv6: string | null): string | undefined {
+  if (ipv4 && isIPv4(ipv4)) return ipv4;
+  if (!ipv6 || !isIPv6(ipv6)) return undefined;
+  const groups = ipv6.split('::');
+  const tail = (groups[groups.length - 1] || '0').split(':');
+  const head = groups.length > 1 ? groups[0].split(':').filter(Boolean) : [];
+  const all = [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  const low = all.slice(6).map((group) => Number.parseInt(group || '0', 16));
+  const id = [low[0] >> 8, low[0] & 255, low[1] >> 8, low[1] & 255].join('.');
+  return id === '0.0.0.0' ? undefined : id;
+}
+
+/**
+ * Where each route server of the catalogue runs on the ovs fabric: the namespace the fabric made
+ * for it, the ASN of its network feature, and its addresses on the exchange LAN.
+ */
+export function catalogueRouteServers(sequelize: Sequelize): RouteServerResolver {
+  return async (device): Promise<RouteServerPlacement | undefined> => {
+    const [row] = await sequelize.query<RouteServerRow>(`${ROUTE_SERVERS} AND f.id = :device`, {
+      replacements: { device },
+      type: QueryTypes.SELECT,
+    });
+    if (!row || row.metro_area_network === null) return undefined;
+    const link = routeServerLinkOf({
+      feature: row.id,
+      network: row.metro_area_network,
+      segment: row.network_service,
+    });
+    return {
+      namespace: link.namespace,
+      asn: Number(row.asn),
+      routerId: routerIdOf(row.ip_v4, row.ip_v6),
+      ipv4: row.ip_v4,
+      ipv6: row.ip_v6,
+    };
+  };
+}

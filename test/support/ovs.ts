@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ServiceAttachment } from '../../drivers/contract';
+import type { FabricDevice, FabricRecord, FabricRouteServer } from '../../drivers/ovs-fabric';
+import { linkOf, OvsFabric, runProgram } from '../../drivers/ovs-fabric';
+import { acquireHostLock } from './host-lock';
+import { cannotRun, onPath } from './system-tools';
+
+/** Why Open vSwitch cannot run here (with `more` programs besides), or undefined where it can. */
+export function whyOvsCannotRun(more: string[] = []): string | undefined {
+  const missing = [
+    'ovsdb-server',
+    'ovs-vswitchd',
+    'ovs-vsctl',
+    'ovs-ofctl',
+    'ovsdb-client',
+    'ip',
+    'ping',
+    'ethtool',
+    'perl',
+    ...more,
+  ].filter((program) => !onPath(program));
+  if (missing.length)
+    return `${missing.join(', ')} not installed (Debian: apt-get install openvswitch-switch iputils-ping iproute2 ethtool perl${more.length ? ' bird2' : ''})`;
+  if (process.getuid?.() !== 0) return 'not root: the fabric makes network namespaces and veth pairs';
+  return undefined;
+}
+
+/** Processes, bridges, namespaces and links of `record` that the fabric left, for the check after `down`. */
+export async function leftovers(fabric: OvsFabric, record: FabricRecord): Promise<string[]> {
+  const found: string[] = [];
+  const { ovsdbServer, ovsVswitchd } = await fabric.status();
+  if (ovsdbServer.running) found.push(`ovsdb-server ${ovsdbServer.pid}`);
+  if (ovsVswitchd.running) found.push(`ovs-vswitchd ${ovsVswitchd.pid}`);
+  for (const pid of Object.values(record.pids))
+    if (
+      pid &&
+      existsSync(`/proc/${pid}/cmdline`) &&
+      !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+    )
+      found.push(`process ${pid}`);
+  for (const { bridge, links } of record.devices) {
+    if (existsSync(`/sys/class/net/${bridge}`)) found.push(`bridge ${bridge}`);
+    for (const link of links) {
+      if (existsSync(`/sys/class/net/${link.exchangeEnd}`)) found.push(`veth ${link.exchangeEnd}`);
+      if (existsSync(`/run/netns/${link.namespace}`)) found.push(`namespace ${link.namespace}`);
+    }
+  }
+  for (const { bridge } of record.cores ?? [])
+    if (existsSync(`/sys/class/net/${bridge}`)) found.push(`core bridge ${bridge}`);
+  for (const { coreEnd, namespace } of record.routeServers ?? []) {
+    if (existsSync(`/sys/class/net/${coreEnd}`)) found.push(`veth ${coreEnd}`);
+    if (existsSync(`/run/netns/${namespace}`)) found.push(`namespace ${namespace}`);
+  }
+  return found;
+}
+
+/** How long a test file waits for the fabrics of other files to be taken down. */
+const FABRIC_TURN_MS = 10 * 60_000;
+const turns = new WeakMap<OvsFabric, () => void>();
+
+/**
+ * Waits until no other test process runs a fabric on this host, and answers the function that lets
+ * the next one: ovs-vswitchd's userspace datapath makes a tap device of the host (`ovs-netdev`)
+ * that a second fabric's would collide with. The hook waiting gets the time it waits on top of its
+ * own.
+ */
+export async function fabricTurn(context: Mocha.Context): Promise<() => void> {
+  const timeout = context.timeout();
+  context.timeout(timeout + FABRIC_TURN_MS);
+  const release = await acquireHostLock('ovs-fabric', FABRIC_TURN_MS);
+  context.timeout(timeout);
+  return release;
+}
+
+/**
+ * A fabric of its own for a test file (run directory `<prefix>…` in the temporary directory) with
+ * `devices` and `routeServers`; where Open vSwitch (or BIRD, for route servers) cannot run,
+ * `cannotRun`. It waits for its turn (`fabricTurn`), which `stopFabric` passes on.
+ */
+export async function startFabric(
+  context: Mocha.Context,
+  prefix: string,
+  devices: FabricDevice[],
+  routeServers: FabricRouteServer[] = [],
+): Promise<OvsFabric> {
+  const reason = whyOvsCannotRun(routeServers.length ? ['bird', 'birdc'] : []);
+  if (reason) cannotRun(context, `Open vSwitch cannot run (${reason})`);
+  const release = await fabricTurn(context);
+  try {
+    const fabric = new OvsFabric(mkdtempSync(path.join(tmpdir(), prefix)));
+    turns.set(fabric, release);
+    await fabric.up(devices, routeServers);
+    return fabric;
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/**
+ * Takes a fabric of `startFabric` down, checks that it recorded what it made and left nothing, and
+ * gives the host to the next file's fabric.
+ */
+export async function stopFabric(fabric: OvsFabric): Promise<void> {
+  try {
+    const record = await fabric.record();
+    assert.ok(record.devices.length > 0 && record.pids.ovsVswitchd, 'the fabric recorded what it made');
+    await fabric.down({ purge: true });
+    assert.deepEqual(await leftovers(fabric, record), [], 'the fabric left nothing running');
+  } finally {
+    turns.get(fabric)?.();
+    turns.delete(fabric);
+  }
+}
+
+/** Runs `args` in the network namespace of the customer side of `port` of `device`. */
+export const inCustomerSide = (device: string, port: string, args: string[]) =>
+  runProgram('ip', ['netns', 'exec', linkOf(device, port).namespace, ...args]);
+
+/** The MAC address of the customer side of `port` of `device`. */
+export async function customerMac(device: string, port: string): Promise<string> {
+  const { namespace, customerEnd } = linkOf(device, port);
+  const { stdout } = await runProgram('ip', ['-n', namespace, '-j', 'link', 'show', customerEnd]);
+  return (JSON.parse(stdout) as Array<{ address: string }>)[0].address;
+}
+
+/**
+ * Writes `count` copies of `frame` (hex) to `interface`, one every `gapSeconds`, through a packet
+ * socket. The kernels the tests run on may lack 802.1Q (no VLAN interfaces, no tc vlan action), so
+ * a customer side sends its tagged frames whole; Perl opens the socket without modules, and
+ * perl-base is always there on Debian.
+ */
+const SEND_FRAMES = `
+my ($interface, $count, $gap, $hex) = @ARGV;
+open(my $index_file, '<', "/sys/class/net/$interface/ifindex") or die "$interface: $!";
+my $index = <$index_file>;
+chomp $index;
+socket(my $socket, 17, 3, 0) or die "packet socket: $!";    # AF_PACKET, SOCK_RAW
+my $to = pack('S n i S C C a8', 17, 0, $index, 0, 0, 0, '');   # struct sockaddr_ll
+my $frame = pack('H*', $hex);
+for (1 .. $count) {
+  defined(send($socket, $frame, 0, $to)) or die "send: $!";
+  select(undef, undef, undef, $gap) if $gap > 0;
+}`;
+
+/**
+ * Sends `count` frames of `size` octets (without FCS) from the customer side of `port`: to `to`,
+ * with `tags` (outermost first; 802.1ad outside 802.1Q when there are two), carrying IPv4's
+ * ethertype and filler, a millisecond apart so that the userspace datapath takes each one off its
+ * socket even on a busy machine.
+ */
+export async function sendTaggedFrames(
+  device: string,
+  port: string,
+  { to, tags, size, count }: { to: string; tags: number[]; size: number; count: number },
+): Promise<void> {
+  const mac = (address: string) => address.replace(/:/g, '');
+  const tpids = tags.length === 2 ? ['88a8', '8100'] : ['8100'];
+  const header = [
+    mac(to),
+    mac(await customerMac(device, port)),
+    ...tags.map((tag, index) => `${tpids[index]}${tag.toString(16).padStart(4, '0')}`),
+    '0800',
+  ].join('');
+  const frame = header + '45'.repeat(size - header.length / 2);
+  await inCustomerSide(device, port, [
+    'perl',
+    '-e',
+    SEND_FRAMES,
+    linkOf(device, port).customerEnd,
+    String(count),
+    '0.001',
+    frame,
+  ]);
+}
+
+/** A service of the driver contract on `parent`: untagged, open to every MAC, on segment `lan`. */
+export const serviceAttachment = (
+  name: string,
+  parent: string,
+  extra: Partial<ServiceAttachment> = {},
+): ServiceAttachment => ({
+  name,
+  description: '',
+  parent,
+  vlanType: 'port',
+  outerVlan: null,
+  innerVlan: null,
+  macs: [],
+  rateLimit: null,
+  segment: 'lan',
+  isolated: false,
+  ...extra,
+});
