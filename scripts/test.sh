@@ -68,6 +68,18 @@ count() {
     [ -n "$f" ] || failed=$((failed + 1))
   fi
 }
+# What failed, again at the very end: a report that keeps only the tail of the output still shows it.
+recap() {
+  local name="$1" log="$2" code="$3"
+  [ "$code" -ne 0 ] || return 0
+  printf '\n-- %s (exit %s)\n' "$name" "$code"
+  if grep -q '^ *[0-9][0-9]* failing' "$log"; then
+    # Mocha's summary: each failing test with its error and the first lines of its stack.
+    sed -n '/^ *[0-9][0-9]* failing/,$p' "$log" | head -n 120
+  else
+    tail -n 40 "$log"
+  fi
+}
 for job in "${beside[@]}"; do
   step "$job (from $(cat "$logs/$job.start") s to $(cat "$logs/$job.end") s, beside the integration tests)"
   cat "$logs/$job"
@@ -78,6 +90,12 @@ for job in "${beside[@]}"; do
   esac
 done
 count "$logs/integration" "$integration"
+
+if [ "$status" -ne 0 ]; then
+  step "what failed"
+  for job in "${beside[@]}"; do recap "$job" "$logs/$job" "$(cat "$logs/$job.code")"; done
+  recap integration "$logs/integration" "$integration"
+fi
 
 printf '\n%s\n' "the integration tests ended after $integrated s"
 printf '%s\n' "npm test took $((SECONDS / 60)) min $((SECONDS % 60)) s"

@@ -15,11 +15,11 @@ export async function mochaGlobalTeardown(): Promise<void> {
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
-    this.timeout(30_000);
+    this.timeout(90_000);
     await connect();
   },
   async afterAll(this: Mocha.Context) {
-    this.timeout(30_000);
+    this.timeout(90_000);
     await disconnect();
   },
 };

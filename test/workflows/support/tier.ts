@@ -73,6 +73,14 @@ export async function stopServer(): Promise<void> {
   }
 }
 
+/**
+ * The tier runs at a low priority beside the integration tier, where a workflow task can wait for a
+ * core longer than the 5 s the SDK gives it, and a task cut off for that is only retried seconds
+ * later. The SDK takes a longer allowance among its worker options though it does not declare it
+ * (`isolateExecutionTimeout`, in WorkerOptionsWithDefaults); an SDK without it ignores it.
+ */
+const SLOW_MACHINE: object = { isolateExecutionTimeout: '60s' };
+
 let connected: { native: NativeConnection; client: Client; codePath: string } | undefined;
 
 /** In each test process (root hooks): connections to the tier's server. */
@@ -133,6 +141,7 @@ export async function withWorker<T>(fakes: FakeActivities, body: (run: Run) => P
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
     activities: fakes.activities(),
     shutdownGraceTime: 0,
+    ...SLOW_MACHINE,
   });
   const started: WorkflowHandle[] = [];
   const run: Run = {
