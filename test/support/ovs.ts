@@ -89,15 +89,49 @@ export async function startFabric(
   const reason = whyOvsCannotRun(routeServers.length ? ['bird', 'birdc'] : []);
   if (reason) cannotRun(context, `Open vSwitch cannot run (${reason})`);
   const release = await fabricTurn(context);
+  const timeout = context.timeout();
+  const started = Date.now();
+  const fabric = new OvsFabric(mkdtempSync(path.join(tmpdir(), prefix)));
   try {
-    const fabric = new OvsFabric(mkdtempSync(path.join(tmpdir(), prefix)));
     turns.set(fabric, release);
+    // Beside the integration tier the processes of Open vSwitch may get little CPU: bringing the
+    // fabric up has a budget of its own, on top of the hook's.
+    context.timeout(timeout + FABRIC_UP_MS);
     await fabric.up(devices, routeServers);
+    context.timeout(timeout);
+    const took = Date.now() - started;
+    if (took > SLOW_UP_MS)
+      process.stdout.write(
+        `      the fabric took ${Math.round(took / 1000)} s to come up; ovs-vswitchd's log ends:\n${logTail(fabric)}\n`,
+      );
     return fabric;
   } catch (error) {
+    const log = logTail(fabric);
+    // What did come up goes down again, so that the next file's fabric finds the host clear.
+    await fabric.down({ purge: true }).catch(() => undefined);
+    turns.delete(fabric);
     release();
-    throw error;
+    throw new Error(
+      `the fabric did not come up in ${Math.round((Date.now() - started) / 1000)} s: ${(error as Error).message}; ovs-vswitchd's log ends:\n${log}`,
+      { cause: error },
+    );
   }
+}
+
+/** How long `startFabric` gives the fabric to come up, and beyond which it says how long it took. */
+const FABRIC_UP_MS = 5 * 60_000;
+const SLOW_UP_MS = 30_000;
+
+/** The last lines of the ovs-vswitchd log of `fabric`, indented, for messages. */
+function logTail(fabric: OvsFabric, lines = 15): string {
+  const file = path.join(fabric.runDir, 'ovs-vswitchd.log');
+  if (!existsSync(file)) return '        (no log)';
+  return readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .slice(-lines)
+    .map((line) => `        ${line}`)
+    .join('\n');
 }
 
 /**
