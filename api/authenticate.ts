@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { AuthenticationError } from '../domain/errors';
-import { sharedFreshReads } from './fresh-reads';
+import { sharedFreshReads } from '../db/fresh-reads';
 import type { Caller } from './operations';
 import type { TokenService } from './token-service';
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
+import { Kept, versionedTablesOf, versionsOf } from './collection-versions';
 
 /** Collects bound values and hands out their placeholders, so that no value is spliced into SQL. */
 export class SqlParams {
@@ -235,10 +236,55 @@ function tokenOf(definition: CollectionDefinition, total: number, lastChange: un
     .slice(0, 22);
 }
 
+interface Summary {
+  total: number;
+  token: string;
+}
+
+/** Where a page by offset starts: at a key, or after it. */
+interface PageStart {
+  key: string | number;
+  inclusive: boolean;
+}
+
+/**
+ * The total and token of a filtered collection (`where` with `values`); kept by the versions of the
+ * tables it reads, so that a collection that has not changed since is not counted again.
+ */
+async function summaryOf(
+  sequelize: Sequelize,
+  definition: CollectionDefinition,
+  where: string,
+  values: Record<string, unknown>,
+  versions: string | undefined,
+): Promise<Summary> {
+  const change = definition.changeColumn ?? 'updated_at';
+  // The token combines the size of the filtered collection with the newest change anywhere in the
+  // table (one index lookup): it changes whenever the collection does, and sometimes when only a
+  // neighbour changed, which merely sends a client back to the first page.
+  const sql = `SELECT COUNT(*) AS total, ${
+    definition.appendOnly ? `MAX(t.${change})` : `(SELECT MAX(${change}) FROM ${definition.table})`
+  } AS last_change FROM ${definition.table} t ${where}`;
+  const summaries = versionsOf(sequelize).kept<Summary>('summaries');
+  const key = versions === undefined ? undefined : Kept.keyOf(definition.name, sql, values);
+  const kept = key === undefined ? undefined : summaries.get(key);
+  if (kept && kept.versions === versions) return kept.value;
+  const [row] = await sequelize.query<{ total: number; last_change: unknown }>(sql, {
+    replacements: values,
+    type: QueryTypes.SELECT,
+  });
+  const total = Number(row.total);
+  const summary = { total, token: tokenOf(definition, total, row.last_change) };
+  if (key !== undefined) summaries.set(key, { versions: versions!, value: summary });
+  return summary;
+}
+
 /**
  * Lists a collection: filters as a conjunction in SQL, a stable order by key, and paging through a
  * deferred join on the primary key; a page that continues after a known key (as `X-Pagination-Next`
- * does) seeks to it, so a deep page costs what the first one does.
+ * does) seeks to it, so a deep page costs what the first one does. What a list computed from
+ * tables that have not changed since (its total; the key a page by offset starts at) is not
+ * computed again: the versions of those tables are read first, in one query, on every request.
  */
 export async function listCollection(
   sequelize: Sequelize,
@@ -247,35 +293,39 @@ export async function listCollection(
 ): Promise<ListResult> {
   const params = new SqlParams();
   const where = whereClause(definition, query, params);
-  // The token combines the size of the filtered collection with the newest change anywhere in the
-  // table (one index lookup): it changes whenever the collection does, and sometimes when only a
-  // neighbour changed, which merely sends a client back to the first page.
-  const [summary] = await sequelize.query<{ total: number; last_change: unknown }>(
-    `SELECT COUNT(*) AS total, ${
-      definition.appendOnly
-        ? `MAX(t.${definition.changeColumn ?? 'updated_at'})`
-        : `(SELECT MAX(${definition.changeColumn ?? 'updated_at'}) FROM ${definition.table})`
-    } AS last_change
-       FROM ${definition.table} t ${where}`,
-    { replacements: params.values, type: QueryTypes.SELECT },
-  );
-  const total = Number(summary.total);
-  const token = tokenOf(definition, total, summary.last_change);
+  // The values of the filters alone (the page's are bound after them), for the keys of what is kept.
+  const filterValues = { ...params.values };
+  const tables = definition.appendOnly ? undefined : versionedTablesOf(`FROM ${definition.table} t ${where}`);
+  const versions = tables ? await versionsOf(sequelize).current(tables) : undefined;
+  const { total, token } = await summaryOf(sequelize, definition, where, filterValues, versions);
   const columns = selectList(definition);
+  const key = keyOf(definition);
   let sql: string;
+  let startKey: string | undefined;
+  const pageStarts = versionsOf(sequelize).kept<PageStart>('page starts');
   if (query.page) {
-    const key = keyOf(definition);
-    // Continuing after a known key reads only the page itself; an offset skips over index entries.
-    const inner =
+    // Where an earlier page showed the key this one starts at, the page seeks to it.
+    startKey =
+      versions === undefined
+        ? undefined
+        : Kept.keyOf(definition.name, where, filterValues, query.page.offset);
+    const kept = startKey === undefined ? undefined : pageStarts.get(startKey);
+    const start: PageStart | undefined =
       query.page.after !== undefined
-        ? `SELECT t.${key} FROM ${definition.table} t
-             ${whereClause(definition, query, params, [`t.${key} > ${params.bind(query.page.after)}`])}
-            ORDER BY t.${key} LIMIT ${params.bind(query.page.limit)}`
-        : `SELECT t.${key} FROM ${definition.table} t ${where}
-            ORDER BY t.${key} LIMIT ${params.bind(query.page.offset)}, ${params.bind(query.page.limit)}`;
+        ? { key: query.page.after, inclusive: false }
+        : kept && kept.versions === versions
+          ? kept.value
+          : undefined;
+    // Continuing after a known key reads only the page itself; an offset skips over index entries.
+    const inner = start
+      ? `SELECT t.${key} FROM ${definition.table} t
+           ${whereClause(definition, query, params, [`t.${key} ${start.inclusive ? '>=' : '>'} ${params.bind(start.key)}`])}
+          ORDER BY t.${key} LIMIT ${params.bind(query.page.limit)}`
+      : `SELECT t.${key} FROM ${definition.table} t ${where}
+          ORDER BY t.${key} LIMIT ${params.bind(query.page.offset)}, ${params.bind(query.page.limit)}`;
     sql = `SELECT ${columns} FROM ${definition.table} t JOIN (${inner}) page ON page.${key} = t.${key} ORDER BY t.${key}`;
   } else {
-    sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${keyOf(definition)}`;
+    sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${key}`;
   }
   const rows =
     query.page && query.page.offset >= total
@@ -283,7 +333,21 @@ export async function listCollection(
       : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
   rows.forEach((row) => decodeJson(definition, row));
   await attachRelations(sequelize, definition, rows);
-  const lastKey = rows.length ? (rows[rows.length - 1][keyOf(definition)] as string | number) : undefined;
+  const lastKey = rows.length ? (rows[rows.length - 1][key] as string | number) : undefined;
+  if (query.page && query.page.after === undefined && startKey !== undefined && rows.length) {
+    // This page starts at its first key, and the next one after its last (a page found by a
+    // client's cursor tells nothing: the cursor is the client's word).
+    const { offset, limit } = query.page;
+    pageStarts.set(startKey, {
+      versions: versions!,
+      value: { key: rows[0][key] as string | number, inclusive: true },
+    });
+    if (rows.length === limit)
+      pageStarts.set(Kept.keyOf(definition.name, where, filterValues, offset + limit), {
+        versions: versions!,
+        value: { key: lastKey!, inclusive: false },
+      });
+  }
   return { items: rows.map((row) => definition.toResource(row)), total, token, lastKey };
 }
 

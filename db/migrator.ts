@@ -21,6 +21,7 @@ import * as eventTypes from './migrations/0018-event-types';
 import * as eventRetention from './migrations/0019-event-retention';
 import * as outboxTraceContext from './migrations/0020-outbox-trace-context';
 import * as opticsReadings from './migrations/0021-optics-readings';
+import * as collectionVersions from './migrations/0022-collection-versions';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -50,6 +51,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0019-event-retention', eventRetention],
   ['0020-outbox-trace-context', outboxTraceContext],
   ['0021-optics-readings', opticsReadings],
+  ['0022-collection-versions', collectionVersions],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

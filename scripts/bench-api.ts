@@ -404,12 +404,20 @@ async function main(): Promise<void> {
     await addPorts(db, SMALL_SCALE, EXTRA_PORTS);
     const { matching, offset: deepOffset, viaNext: deepViaNext } = await deepPageOf(api, auth);
     log(`ports matching speed=10000: ${matching}`);
+    // The collection's ceiling: bare Express answering the first page's very body.
+    const pageBody = await (await fetch(`${api}/ports?speed=10000&page_limit=100`, { headers: auth })).text();
+    children.push(startProcess('scripts/bench-ceiling.ts', { ...env, PORT: '8111', CEILING_BODY: pageBody }));
+    await waitForUrl('http://127.0.0.1:8111/ports');
     const results: Figures[] = [];
     results.push(
       await measure('ceiling: bare Express, same JSON', 'http://127.0.0.1:8102/facilities/fac-fra-kleyer'),
     );
     results.push(
       await measure('GET /facilities/{id} (authenticated)', `${api}/facilities/fac-fra-kleyer`, auth),
+    );
+    const pageCeiling = await measure(
+      `ceiling: bare Express, the same 100-item page (${(pageBody.length / 1024).toFixed(0)} KiB)`,
+      'http://127.0.0.1:8111/ports',
     );
     const firstPage = await whileSampling(db, 'ports', () =>
       measure(
@@ -527,6 +535,11 @@ async function main(): Promise<void> {
     const metered = (read.requests + readAgain.requests) / 2;
     process.stdout.write(
       `\nauthenticated read: ${((read.requests / ceiling) * 100).toFixed(0)}% of the ceiling (aim: 50% or more); deep page: ${((deep.requests / first.requests) * 100).toFixed(0)}% of the first page's throughput by offset, ${((viaNext.requests / first.requests) * 100).toFixed(0)}% through X-Pagination-Next (aim: about 100%)\n`,
+    );
+    process.stdout.write('\ncollections against a ceiling serving the same page:\n');
+    printTable([pageCeiling, first, deep, viaNext], pageCeiling.requests);
+    process.stdout.write(
+      `collections: the first page makes ${((first.requests / pageCeiling.requests) * 100).toFixed(0)}% of the ceiling serving its body (aim: 50% or more); the deep page by offset ${((deep.requests / first.requests) * 100).toFixed(0)}% of the first page (aim: 80% or more)\n`,
     );
     process.stdout.write(
       `metrics: the metered authenticated read makes ${((metered / unmeteredRead.requests) * 100).toFixed(1)}% of the unmetered one's throughput, a cost of ${(100 - (metered / unmeteredRead.requests) * 100).toFixed(1)}% (aim: under 5%)\n`,

@@ -14,6 +14,7 @@ import type { Database } from '../../db';
 import { openDatabase } from '../../db';
 import { dropDatabase, ensureDatabase, openConnection, parseDatabaseUrl } from '../../db/connection';
 import { migrate } from '../../db/migrator';
+import { versionTriggers } from '../../db/migrations/0022-collection-versions';
 import { seedDemo } from '../../db/seed';
 import { sparePort } from '../../db/seed/catalogue';
 import type { DemoCredential } from '../../db/seed/demo';
@@ -174,6 +175,16 @@ export async function copyTemplate(url: string): Promise<void> {
   try {
     await run((table) => table.create);
     await run((table) => table.copy);
+    // Tables copied as they are declared carry no triggers: the versions' are made as the migration
+    // makes them, one database at a time (MariaDB may leave a trigger file of one database behind
+    // when several create triggers at once).
+    await connections[0].query(
+      [
+        "SELECT GET_LOCK('ixapi-test-triggers', 300)",
+        ...versionTriggers(),
+        "SELECT RELEASE_LOCK('ixapi-test-triggers')",
+      ].join(';\n'),
+    );
   } finally {
     await Promise.all(connections.map((connection) => connection.end()));
   }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { sharedFreshReads } from '../../api/fresh-reads';
+import { sharedFreshReads } from '../../db/fresh-reads';
 
 /** A read whose answers the test hands out one by one, recording when each read started. */
 function controlledRead() {

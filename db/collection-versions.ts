@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import { sharedFreshReads } from './fresh-reads';
+import { VERSIONED_TABLES } from './migrations/0022-collection-versions';
+
+const VERSIONED: ReadonlySet<string> = new Set(VERSIONED_TABLES);
+
+/**
+ * Tables whose rows a foreign key's `ON DELETE CASCADE` removes when a row of another goes: the
+ * database fires no trigger for those, so what reads them also depends on the tables they cascade
+ * from.
+ */
+const CASCADED_FROM: Readonly<Record<string, readonly string[]>> = {
+  contacts: ['accounts'],
+  role_assignments: ['contacts', 'accounts'],
+};
+
+/**
+ * The versioned tables a query's result depends on: each table its SQL reads (after FROM or JOIN)
+ * and those they cascade from. Undefined when it reads a table without a version (nothing computed
+ * from it may then be kept).
+ */
+export function versionedTablesOf(sql: string): string[] | undefined {
+  const tables = new Set<string>();
+  for (const [, name] of sql.matchAll(/\b(?:FROM|JOIN)\s+`?([A-Za-z_][A-Za-z0-9_]*)`?/g)) {
+    if (!VERSIONED.has(name)) return undefined;
+    tables.add(name);
+    for (const parent of CASCADED_FROM[name] ?? []) tables.add(parent);
+  }
+  return [...tables].sort();
+}
+
+/** A map of at most `limit` entries that forgets the one least recently used. */
+export class Kept<T> {
+  private readonly entries = new Map<string, T>();
+
+  constructor(private readonly limit = 2000) {}
+
+  /** A short key for what a query computed: its collection, SQL and bound values. */
+  static keyOf(...parts: unknown[]): string {
+    return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+  }
+
+  get(key: string): T | undefined {
+    const value = this.entries.get(key);
+    if (value === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  set(key: string, value: T): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** What one database's versions give its readers. */
+export interface Versions {
+  /**
+   * The versions of `tables` as one string, read after the call began (never an older answer: a
+   * change committed before is in it, on every replica); concurrent calls for the same tables share
+   * one read.
+   */
+  current(tables: readonly string[]): Promise<string>;
+  /** What readers of this database computed, by key, each with the versions it was computed at. */
+  kept<T>(name: string): Kept<{ versions: string; value: T }>;
+}
+
+const versionsByDatabase = new WeakMap<Sequelize, Versions>();
+
+/** The versions of the tables of the database `sequelize` talks to. */
+export function versionsOf(sequelize: Sequelize): Versions {
+  let versions = versionsByDatabase.get(sequelize);
+  if (!versions) {
+    const read = sharedFreshReads(async (key) => {
+      const rows = await sequelize.query<{ table_name: string; version: string | number }>(
+        `SELECT table_name, SUM(version) AS version FROM collection_versions
+          WHERE table_name IN (:tables) GROUP BY table_name ORDER BY table_name`,
+        { replacements: { tables: key.split(',') }, type: QueryTypes.SELECT },
+      );
+      return rows.map((row) => `${row.table_name}:${String(row.version)}`).join(',');
+    });
+    const stores = new Map<string, Kept<{ versions: string; value: unknown }>>();
+    versions = {
+      current: (tables) => read([...tables].sort().join(',')),
+      kept: <T>(name: string) => {
+        let store = stores.get(name);
+        if (!store) {
+          store = new Kept();
+          stores.set(name, store);
+        }
+        return store as Kept<{ versions: string; value: T }>;
+      },
+    };
+    versionsByDatabase.set(sequelize, versions);
+  }
+  return versions;
+}
