@@ -353,7 +353,9 @@ export async function listCollection(
 
 /**
  * One resource by id, or null: a primary-key lookup plus its relations. Inside `transaction` it
- * sees what the transaction wrote, so a repository answers with the resource as stored.
+ * sees what the transaction wrote, so a repository answers with the resource as stored. Outside
+ * one, a resource read while every table its query and relations read kept its version is not
+ * read again (the versions are read first, as for lists); each caller gets a copy of its own.
  */
 export async function readResource(
   sequelize: Sequelize,
@@ -364,16 +366,28 @@ export async function readResource(
 ): Promise<Record<string, unknown> | null> {
   const params = new SqlParams();
   const where = whereClause(definition, { ids: [id], filters: {}, scope }, params);
-  const columns = selectList(definition);
-  const rows = await sequelize.query<Row>(`SELECT ${columns} FROM ${definition.table} t ${where}`, {
+  const sql = `SELECT ${selectList(definition)} FROM ${definition.table} t ${where}`;
+  const tables = transaction
+    ? undefined
+    : versionedTablesOf([sql, ...(definition.relations ?? []).map((relation) => relation.sql)].join('\n'));
+  const versions = tables ? await versionsOf(sequelize).current(tables) : undefined;
+  const resources = versionsOf(sequelize).kept<Record<string, unknown> | null>('resources');
+  const key = versions === undefined ? undefined : Kept.keyOf(definition.name, sql, params.values);
+  const kept = key === undefined ? undefined : resources.get(key);
+  if (kept && kept.versions === versions) return structuredClone(kept.value);
+  const rows = await sequelize.query<Row>(sql, {
     replacements: params.values,
     type: QueryTypes.SELECT,
     transaction,
   });
-  if (!rows.length) return null;
-  decodeJson(definition, rows[0]);
-  await attachRelations(sequelize, definition, rows, transaction);
-  return definition.toResource(rows[0]);
+  let resource: Record<string, unknown> | null = null;
+  if (rows.length) {
+    decodeJson(definition, rows[0]);
+    await attachRelations(sequelize, definition, rows, transaction);
+    resource = definition.toResource(rows[0]);
+  }
+  if (key !== undefined) resources.set(key, { versions: versions!, value: structuredClone(resource) });
+  return resource;
 }
 
 /** Plain SQL within an optional transaction: `select` answers rows, `run` changes them. */

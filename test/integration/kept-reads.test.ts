@@ -15,11 +15,11 @@ const total = (response: HttpResponse) => Number(response.headers.get('x-paginat
 
 /**
  * Lists keep what they computed of tables that did not change since (a filtered collection's total,
- * where a deep page starts): each test reads through one API process and changes the data through
+ * where a deep page starts), and reads by id the resource they read: each test reads through one API process and changes the data through
  * another process with its own database connections, or through plain SQL, and the next read shows
  * the change.
  */
-describe('lists that keep what they computed while their tables stay the same', () => {
+describe('reads that keep what they computed while their tables stay the same', () => {
   let token: string;
   let reseller: string;
   let replica: ApiService;
@@ -92,6 +92,18 @@ describe('lists that keep what they computed while their tables stay the same', 
     assert.equal(afterChange.headers.get('x-pagination-next'), '');
   });
 
+  it('reads a resource by id again once it changed elsewhere, and not found once it went', async () => {
+    const tag = `kept-one-${Date.now().toString(16)}`;
+    const [mac] = await registerMacs(tag, 1);
+    const read = () => request('GET', `/macs/${mac}`, { token });
+    for (let time = 0; time < 2; time += 1) assert.equal((await read()).body.external_ref, tag);
+
+    await sql('UPDATE macs SET external_ref = :changed WHERE id = :mac', { changed: `${tag}-sql`, mac });
+    assert.equal((await read()).body.external_ref, `${tag}-sql`);
+    assert.equal((await onReplica('DELETE', `/macs/${mac}`)).status, 200);
+    assert.equal((await read()).status, 404);
+  });
+
   it('serves a deep page by offset as a fresh count would, also after a row lands ahead of it', async () => {
     const tag = `kept-pages-${Date.now().toString(16)}`;
     const created = (await registerMacs(tag, 7)).sort();
@@ -151,6 +163,8 @@ describe('lists that keep what they computed while their tables stay the same', 
     const before = await contacts();
     assert.ok(ids(before).includes(contact), before.text);
     assert.equal(total(await contacts()), total(before));
+    const byId = () => request('GET', `/contacts/${contact}`, { token: reseller });
+    for (let time = 0; time < 2; time += 1) assert.equal((await byId()).status, 200);
 
     await sql('DELETE FROM accounts WHERE id = :outside', { outside });
     const [left] = await replicaDb.sequelize.query<{ n: number }>(
@@ -164,5 +178,6 @@ describe('lists that keep what they computed while their tables stay the same', 
     const after = await contacts();
     assert.equal(total(after), total(before) - 1, after.text);
     assert.ok(!ids(after).includes(contact));
+    assert.equal((await byId()).status, 404);
   });
 });
