@@ -62,17 +62,33 @@ const FABRIC_TURN_MS = 10 * 60_000;
 const turns = new WeakMap<OvsFabric, () => void>();
 
 /**
+ * Runs `work` in a test or hook with `extraMs` more than its timeout, and leaves the runnable the
+ * time `work` took on top of its own: mocha also fails a runnable whose whole duration exceeds the
+ * timeout it has when it ends, so restoring the old one after a long wait would fail it.
+ */
+async function withTimeOfItsOwn<T>(
+  context: Mocha.Context,
+  extraMs: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const timeout = context.timeout();
+  const started = Date.now();
+  context.timeout(timeout + extraMs);
+  try {
+    return await work();
+  } finally {
+    context.timeout(timeout + (Date.now() - started));
+  }
+}
+
+/**
  * Waits until no other test process runs a fabric on this host, and answers the function that lets
  * the next one: ovs-vswitchd's userspace datapath makes a tap device of the host (`ovs-netdev`)
  * that a second fabric's would collide with. The hook waiting gets the time it waits on top of its
  * own.
  */
-export async function fabricTurn(context: Mocha.Context): Promise<() => void> {
-  const timeout = context.timeout();
-  context.timeout(timeout + FABRIC_TURN_MS);
-  const release = await acquireHostLock('ovs-fabric', FABRIC_TURN_MS);
-  context.timeout(timeout);
-  return release;
+export function fabricTurn(context: Mocha.Context): Promise<() => void> {
+  return withTimeOfItsOwn(context, FABRIC_TURN_MS, () => acquireHostLock('ovs-fabric', FABRIC_TURN_MS));
 }
 
 /**
@@ -89,16 +105,13 @@ export async function startFabric(
   const reason = whyOvsCannotRun(routeServers.length ? ['bird', 'birdc'] : []);
   if (reason) cannotRun(context, `Open vSwitch cannot run (${reason})`);
   const release = await fabricTurn(context);
-  const timeout = context.timeout();
   const started = Date.now();
   const fabric = new OvsFabric(mkdtempSync(path.join(tmpdir(), prefix)));
   try {
     turns.set(fabric, release);
     // Beside the integration tier the processes of Open vSwitch may get little CPU: bringing the
     // fabric up has a budget of its own, on top of the hook's.
-    context.timeout(timeout + FABRIC_UP_MS);
-    await fabric.up(devices, routeServers);
-    context.timeout(timeout);
+    await withTimeOfItsOwn(context, FABRIC_UP_MS, () => fabric.up(devices, routeServers));
     const took = Date.now() - started;
     if (took > SLOW_UP_MS)
       process.stdout.write(

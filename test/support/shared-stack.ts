@@ -19,7 +19,6 @@ import { seedDemo } from '../../db/seed';
 import { sparePort } from '../../db/seed/catalogue';
 import type { DemoCredential } from '../../db/seed/demo';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
-import { findTemporalCli } from '../../scripts/temporal-cli';
 import { bundleWorkflows } from '../../worker/create-worker';
 import { startDevServer } from './temporal-dev-server';
 
@@ -80,14 +79,7 @@ export async function startSharedStack(): Promise<void> {
   const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-integration-'));
   const templateUrl = throwAwayDatabaseUrl('_template');
   const apiSecretHashKey = randomBytes(32).toString('base64');
-  const server = startDevServer({
-    server: {
-      executable: { type: 'existing-path', path: findTemporalCli() },
-      namespace: 'ixapi',
-      searchAttributes: [...SEARCH_ATTRIBUTES],
-      log: { format: 'pretty', level: 'error' },
-    },
-  });
+  const server = startDevServer({ namespace: 'ixapi' });
   running = { server, folder, templateUrl };
   try {
     const [env, template, bundle] = await Promise.all([

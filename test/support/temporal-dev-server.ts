@@ -1,55 +1,118 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { searchAttributeFlags } from '../../domain/search-attributes';
+import { findTemporalCli } from '../../scripts/temporal-cli';
 
-type LocalOptions = NonNullable<Parameters<typeof TestWorkflowEnvironment.createLocal>[0]>;
+/** How long a dev server may take to answer: on a machine busy with the other tiers, long. */
+const READY_WITHIN_MS = 120_000;
 
-/** How often a dev server that was slow to answer is started again before the tier gives up. */
-const ATTEMPTS = 4;
+export interface DevServerOptions {
+  /** The namespace the server makes at start. */
+  namespace: string;
+  /** More arguments of `temporal server start-dev` (dynamic configuration, say). */
+  extraArgs?: string[];
+}
 
-/**
- * A folder for the dev server's database: in memory where the host has a tmpfs, so that the file
- * costs no disk writes.
- */
-function databaseFolder(): string {
-  const parent = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-  return mkdtempSync(path.join(parent, 'ixapi-temporal-'));
+/** A port nobody listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Ends `child` (SIGTERM, then SIGKILL after `graceMs`), once it has exited. */
+async function stop(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
 }
 
 /**
- * A Temporal dev server for a test tier. The SDK gives the server a fixed few seconds to answer
- * and kills it when it does not; on a machine busy with the other tiers that can happen once at
- * start-up, so only that failure is tried again (on a fresh port), and any other is thrown at once.
+ * A Temporal dev server for a test tier, from the installed Temporal CLI, with the project's search
+ * attributes; its `teardown` stops it and removes its files.
  *
- * The server keeps its SQLite database in a file (removed by `teardown`), never in SQLite's memory
- * database: under load the dev server has been seen to lose every table of that one mid-run
- * ("no such table: namespaces"), failing every test after.
+ * It keeps its SQLite database in a file (in memory where the host has a tmpfs), never in SQLite's
+ * memory database: under load the dev server has been seen to lose every table of that one mid-run
+ * ("no such table: namespaces"). And it is given minutes to answer rather than the SDK's fixed
+ * five seconds, which a server making its schema beside busy test tiers may miss.
  */
-export async function startDevServer(options: LocalOptions): Promise<TestWorkflowEnvironment> {
-  for (let attempt = 1; ; attempt += 1) {
-    const folder = databaseFolder();
+export async function startDevServer(options: DevServerOptions): Promise<TestWorkflowEnvironment> {
+  const folder = mkdtempSync(path.join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'ixapi-temporal-'));
+  const address = `127.0.0.1:${await freePort()}`;
+  const child = spawn(
+    findTemporalCli(),
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      address.split(':')[1],
+      '--headless',
+      '--db-filename',
+      path.join(folder, 'temporal.db'),
+      '--namespace',
+      options.namespace,
+      '--log-format',
+      'pretty',
+      '--log-level',
+      'error',
+      ...searchAttributeFlags().flatMap((flag) => ['--search-attribute', flag]),
+      ...(options.extraArgs ?? []),
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  let exit: string | undefined;
+  child.once('exit', (code, signal) => (exit = `exited (${signal ?? `code ${String(code)}`})`));
+  child.once('error', (error) => (exit = `could not start (${error.message})`));
+  const cleanUp = async () => {
+    await stop(child);
+    rmSync(folder, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + READY_WITHIN_MS;
+  let last: unknown;
+  for (;;) {
+    if (exit) {
+      await cleanUp();
+      throw new Error(`the Temporal dev server ${exit} before it answered`);
+    }
+    let env: TestWorkflowEnvironment | undefined;
     try {
-      const env = await TestWorkflowEnvironment.createLocal({
-        ...options,
-        server: { dbFilename: path.join(folder, 'temporal.db'), ...options.server },
-      });
+      env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: options.namespace });
+      await env.connection.workflowService.describeNamespace({ namespace: options.namespace });
       const teardown = env.teardown.bind(env);
       env.teardown = async () => {
         try {
           await teardown();
         } finally {
-          rmSync(folder, { recursive: true, force: true });
+          await cleanUp();
         }
       };
       return env;
     } catch (error) {
-      rmSync(folder, { recursive: true, force: true });
-      const slow = error instanceof Error && /did not start within/.test(error.message);
-      if (!slow || attempt >= ATTEMPTS) throw error;
-      console.warn(
-        `the Temporal dev server did not answer in time (attempt ${attempt} of ${ATTEMPTS}); starting it again`,
+      last = error;
+      await env?.teardown().catch(() => undefined);
+    }
+    if (Date.now() > deadline) {
+      await cleanUp();
+      throw new Error(
+        `the Temporal dev server at ${address} did not answer within ${READY_WITHIN_MS / 1000} s: ${String(last)}`,
       );
     }
+    await sleep(250);
   }
 }

@@ -8,8 +8,6 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { SEARCH_ATTRIBUTES } from '../../../domain/search-attributes';
-import { findTemporalCli } from '../../../scripts/temporal-cli';
 import { currentTracing } from '../../../telemetry/tracing';
 import { bundleWorkflows } from '../../../worker/create-worker';
 import { accountChangedSignal } from '../../../workflows/account-onboarding';
@@ -43,15 +41,10 @@ export async function startServer(): Promise<void> {
   const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-workflows-'));
   const [env, bundle] = await Promise.all([
     startDevServer({
-      server: {
-        executable: { type: 'existing-path', path: findTemporalCli() },
-        namespace: NAMESPACE,
-        searchAttributes: [...SEARCH_ATTRIBUTES],
-        log: { format: 'pretty', level: 'error' },
-        // Timers fire when due rather than up to a second later, which decommission days and
-        // activity retries wait on.
-        extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
-      },
+      namespace: NAMESPACE,
+      // Timers fire when due rather than up to a second later, which decommission days and
+      // activity retries wait on.
+      extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
     }),
     bundleWorkflows(require.resolve('./workflows')),
   ]);
