@@ -70,7 +70,7 @@ export interface Versions {
    */
   current(tables: readonly string[]): Promise<string>;
   /** What readers of this database computed, by key, each with the versions it was computed at. */
-  kept<T>(name: string): Kept<{ versions: string; value: T }>;
+  kept<T>(name: string, limit?: number): Kept<{ versions: string; value: T }>;
 }
 
 const versionsByDatabase = new WeakMap<Sequelize, Versions>();
@@ -90,10 +90,10 @@ export function versionsOf(sequelize: Sequelize): Versions {
     const stores = new Map<string, Kept<{ versions: string; value: unknown }>>();
     versions = {
       current: (tables) => read([...tables].sort().join(',')),
-      kept: <T>(name: string) => {
+      kept: <T>(name: string, limit?: number) => {
         let store = stores.get(name);
         if (!store) {
-          store = new Kept();
+          store = new Kept(limit);
           stores.set(name, store);
         }
         return store as Kept<{ versions: string; value: T }>;

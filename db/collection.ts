@@ -241,6 +241,16 @@ interface Summary {
   token: string;
 }
 
+/** A page as read: its items, and the keys of its first and last. */
+interface PageRead {
+  items: Record<string, unknown>[];
+  firstKey?: string | number;
+  lastKey?: string | number;
+}
+
+/** How many pages each process keeps of a database (up to 1000 items each). */
+const KEPT_PAGES = 200;
+
 /** Where a page by offset starts: at a key, or after it. */
 interface PageStart {
   key: string | number;
@@ -283,8 +293,9 @@ async function summaryOf(
  * Lists a collection: filters as a conjunction in SQL, a stable order by key, and paging through a
  * deferred join on the primary key; a page that continues after a known key (as `X-Pagination-Next`
  * does) seeks to it, so a deep page costs what the first one does. What a list computed from
- * tables that have not changed since (its total; the key a page by offset starts at) is not
- * computed again: the versions of those tables are read first, in one query, on every request.
+ * tables that have not changed since (its total; the key a page by offset starts at; the page
+ * itself) is not computed again: the versions of those tables are read first, in one query, on
+ * every request.
  */
 export async function listCollection(
   sequelize: Sequelize,
@@ -295,10 +306,21 @@ export async function listCollection(
   const where = whereClause(definition, query, params);
   // The values of the filters alone (the page's are bound after them), for the keys of what is kept.
   const filterValues = { ...params.values };
-  const tables = definition.appendOnly ? undefined : versionedTablesOf(`FROM ${definition.table} t ${where}`);
+  const columns = selectList(definition);
+  // Every table the items are read from (their columns and relations too), so that a page itself
+  // may be kept; where some have no version, only what the filter alone decides is.
+  const filtered = `FROM ${definition.table} t ${where}`;
+  const everything = definition.appendOnly
+    ? undefined
+    : versionedTablesOf(
+        [
+          `SELECT ${columns} ${filtered}`,
+          ...(definition.relations ?? []).map((relation) => relation.sql),
+        ].join('\n'),
+      );
+  const tables = definition.appendOnly ? undefined : (everything ?? versionedTablesOf(filtered));
   const versions = tables ? await versionsOf(sequelize).current(tables) : undefined;
   const { total, token } = await summaryOf(sequelize, definition, where, filterValues, versions);
-  const columns = selectList(definition);
   const key = keyOf(definition);
   let sql: string;
   let startKey: string | undefined;
@@ -327,28 +349,41 @@ export async function listCollection(
   } else {
     sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${key}`;
   }
-  const rows =
-    query.page && query.page.offset >= total
-      ? []
-      : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
-  rows.forEach((row) => decodeJson(definition, row));
-  await attachRelations(sequelize, definition, rows);
-  const lastKey = rows.length ? (rows[rows.length - 1][key] as string | number) : undefined;
-  if (query.page && query.page.after === undefined && startKey !== undefined && rows.length) {
+  // A page (never a whole list, which has no bound) read at the same versions is not read again.
+  const pages = versionsOf(sequelize).kept<PageRead>('pages', KEPT_PAGES);
+  const pageKey =
+    query.page && everything !== undefined ? Kept.keyOf(definition.name, sql, params.values) : undefined;
+  const keptPage = pageKey === undefined ? undefined : pages.get(pageKey);
+  let read: PageRead;
+  if (keptPage && keptPage.versions === versions) {
+    read = structuredClone(keptPage.value);
+  } else {
+    const rows =
+      query.page && query.page.offset >= total
+        ? []
+        : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
+    rows.forEach((row) => decodeJson(definition, row));
+    await attachRelations(sequelize, definition, rows);
+    read = {
+      items: rows.map((row) => definition.toResource(row)),
+      firstKey: rows.length ? (rows[0][key] as string | number) : undefined,
+      lastKey: rows.length ? (rows[rows.length - 1][key] as string | number) : undefined,
+    };
+    if (pageKey !== undefined) pages.set(pageKey, { versions: versions!, value: structuredClone(read) });
+  }
+  const { items, firstKey, lastKey } = read;
+  if (query.page && query.page.after === undefined && startKey !== undefined && items.length) {
     // This page starts at its first key, and the next one after its last (a page found by a
     // client's cursor tells nothing: the cursor is the client's word).
     const { offset, limit } = query.page;
-    pageStarts.set(startKey, {
-      versions: versions!,
-      value: { key: rows[0][key] as string | number, inclusive: true },
-    });
-    if (rows.length === limit)
+    pageStarts.set(startKey, { versions: versions!, value: { key: firstKey!, inclusive: true } });
+    if (items.length === limit)
       pageStarts.set(Kept.keyOf(definition.name, where, filterValues, offset + limit), {
         versions: versions!,
         value: { key: lastKey!, inclusive: false },
       });
   }
-  return { items: rows.map((row) => definition.toResource(row)), total, token, lastKey };
+  return { items, total, token, lastKey };
 }
 
 /**
