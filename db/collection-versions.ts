@@ -103,3 +103,21 @@ export function versionsOf(sequelize: Sequelize): Versions {
   }
   return versions;
 }
+
+/**
+ * What `read` answers, or a copy of what it answered before under `key` at the same `versions`;
+ * without a key or versions nothing is kept. Each caller gets a copy of its own.
+ */
+export async function keptOrRead<T>(
+  store: Kept<{ versions: string; value: T }>,
+  key: string | undefined,
+  versions: string | undefined,
+  read: () => Promise<T>,
+): Promise<T> {
+  const kept = key === undefined ? undefined : store.get(key);
+  if (kept && kept.versions === versions) return structuredClone(kept.value);
+  const value = await read();
+  if (key !== undefined && versions !== undefined)
+    store.set(key, { versions, value: structuredClone(value) });
+  return value;
+}

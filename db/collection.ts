@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
-import { Kept, versionedTablesOf, versionsOf } from './collection-versions';
+import { Kept, keptOrRead, versionedTablesOf, versionsOf } from './collection-versions';
 
 /** Collects bound values and hands out their placeholders, so that no value is spliced into SQL. */
 export class SqlParams {
@@ -275,18 +275,15 @@ async function summaryOf(
   const sql = `SELECT COUNT(*) AS total, ${
     definition.appendOnly ? `MAX(t.${change})` : `(SELECT MAX(${change}) FROM ${definition.table})`
   } AS last_change FROM ${definition.table} t ${where}`;
-  const summaries = versionsOf(sequelize).kept<Summary>('summaries');
   const key = versions === undefined ? undefined : Kept.keyOf(definition.name, sql, values);
-  const kept = key === undefined ? undefined : summaries.get(key);
-  if (kept && kept.versions === versions) return kept.value;
-  const [row] = await sequelize.query<{ total: number; last_change: unknown }>(sql, {
-    replacements: values,
-    type: QueryTypes.SELECT,
+  return keptOrRead(versionsOf(sequelize).kept<Summary>('summaries'), key, versions, async () => {
+    const [row] = await sequelize.query<{ total: number; last_change: unknown }>(sql, {
+      replacements: values,
+      type: QueryTypes.SELECT,
+    });
+    const total = Number(row.total);
+    return { total, token: tokenOf(definition, total, row.last_change) };
   });
-  const total = Number(row.total);
-  const summary = { total, token: tokenOf(definition, total, row.last_change) };
-  if (key !== undefined) summaries.set(key, { versions: versions!, value: summary });
-  return summary;
 }
 
 /**
@@ -350,28 +347,26 @@ export async function listCollection(
     sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${key}`;
   }
   // A page (never a whole list, which has no bound) read at the same versions is not read again.
-  const pages = versionsOf(sequelize).kept<PageRead>('pages', KEPT_PAGES);
   const pageKey =
     query.page && everything !== undefined ? Kept.keyOf(definition.name, sql, params.values) : undefined;
-  const keptPage = pageKey === undefined ? undefined : pages.get(pageKey);
-  let read: PageRead;
-  if (keptPage && keptPage.versions === versions) {
-    read = structuredClone(keptPage.value);
-  } else {
-    const rows =
-      query.page && query.page.offset >= total
-        ? []
-        : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
-    rows.forEach((row) => decodeJson(definition, row));
-    await attachRelations(sequelize, definition, rows);
-    read = {
-      items: rows.map((row) => definition.toResource(row)),
-      firstKey: rows.length ? (rows[0][key] as string | number) : undefined,
-      lastKey: rows.length ? (rows[rows.length - 1][key] as string | number) : undefined,
-    };
-    if (pageKey !== undefined) pages.set(pageKey, { versions: versions!, value: structuredClone(read) });
-  }
-  const { items, firstKey, lastKey } = read;
+  const { items, firstKey, lastKey } = await keptOrRead(
+    versionsOf(sequelize).kept<PageRead>('pages', KEPT_PAGES),
+    pageKey,
+    versions,
+    async (): Promise<PageRead> => {
+      const rows =
+        query.page && query.page.offset >= total
+          ? []
+          : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
+      rows.forEach((row) => decodeJson(definition, row));
+      await attachRelations(sequelize, definition, rows);
+      return {
+        items: rows.map((row) => definition.toResource(row)),
+        firstKey: rows.length ? (rows[0][key] as string | number) : undefined,
+        lastKey: rows.length ? (rows[rows.length - 1][key] as string | number) : undefined,
+      };
+    },
+  );
   if (query.page && query.page.after === undefined && startKey !== undefined && items.length) {
     // This page starts at its first key, and the next one after its last (a page found by a
     // client's cursor tells nothing: the cursor is the client's word).
@@ -406,23 +401,19 @@ export async function readResource(
     ? undefined
     : versionedTablesOf([sql, ...(definition.relations ?? []).map((relation) => relation.sql)].join('\n'));
   const versions = tables ? await versionsOf(sequelize).current(tables) : undefined;
-  const resources = versionsOf(sequelize).kept<Record<string, unknown> | null>('resources');
   const key = versions === undefined ? undefined : Kept.keyOf(definition.name, sql, params.values);
-  const kept = key === undefined ? undefined : resources.get(key);
-  if (kept && kept.versions === versions) return structuredClone(kept.value);
-  const rows = await sequelize.query<Row>(sql, {
-    replacements: params.values,
-    type: QueryTypes.SELECT,
-    transaction,
-  });
-  let resource: Record<string, unknown> | null = null;
-  if (rows.length) {
+  const resources = versionsOf(sequelize).kept<Record<string, unknown> | null>('resources');
+  return keptOrRead(resources, key, versions, async () => {
+    const rows = await sequelize.query<Row>(sql, {
+      replacements: params.values,
+      type: QueryTypes.SELECT,
+      transaction,
+    });
+    if (!rows.length) return null;
     decodeJson(definition, rows[0]);
     await attachRelations(sequelize, definition, rows, transaction);
-    resource = definition.toResource(rows[0]);
-  }
-  if (key !== undefined) resources.set(key, { versions: versions!, value: structuredClone(resource) });
-  return resource;
+    return definition.toResource(rows[0]);
+  });
 }
 
 /** Plain SQL within an optional transaction: `select` answers rows, `run` changes them. */

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -7,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { searchAttributeFlags } from '../../domain/search-attributes';
+import { endProcess } from '../../drivers/processes';
 import { findTemporalCli } from '../../scripts/temporal-cli';
 
 /** How long a dev server may take to answer: on a machine busy with the other tiers, long. */
@@ -29,16 +29,6 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-/** Ends `child` (SIGTERM, then SIGKILL after `graceMs`), once it has exited. */
-async function stop(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
 }
 
 /**
@@ -80,7 +70,7 @@ export async function startDevServer(options: DevServerOptions): Promise<TestWor
   child.once('exit', (code, signal) => (exit = `exited (${signal ?? `code ${String(code)}`})`));
   child.once('error', (error) => (exit = `could not start (${error.message})`));
   const cleanUp = async () => {
-    await stop(child);
+    if (child.pid !== undefined) await endProcess(child.pid, 10_000);
     rmSync(folder, { recursive: true, force: true });
   };
   const deadline = Date.now() + READY_WITHIN_MS;
