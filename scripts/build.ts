@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflows, WORKFLOW_BUNDLE } from '../worker/create-worker';
+import { bundleWorkflows, WORKFLOW_BUNDLES } from '../worker/create-worker';
 import { DOCS_DIR, SPEC_PATH } from '../spec';
 import { buildDocs, docsAreStale } from './build-docs';
 
@@ -32,11 +32,18 @@ export async function build(out = path.join(ROOT, 'dist'), { check = true } = {}
 
 /**
  * Bundles the compiled workflows once, at build time, where the worker looks for them
- * (`WORKFLOW_BUNDLE` in worker/create-worker.ts): a worker then starts without running webpack.
+ * (`WORKFLOW_BUNDLES` in worker/create-worker.ts), with and without the tracing interceptors: a
+ * worker then starts without running webpack, whether it exports traces or not.
  */
 async function writeWorkflowBundle(out: string): Promise<void> {
-  const { code } = await bundleWorkflows(path.join(out, 'workflows', 'index.js'));
-  writeFileSync(path.join(out, 'worker', WORKFLOW_BUNDLE), code);
+  const workflows = path.join(out, 'workflows', 'index.js');
+  for (const traced of [true, false]) {
+    const { code } = await bundleWorkflows(workflows, { traced });
+    writeFileSync(
+      path.join(out, 'worker', traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.untraced),
+      code,
+    );
+  }
 }
 
 if (require.main === module) {

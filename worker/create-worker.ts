@@ -121,43 +121,52 @@ export function activitiesFor(
 }
 
 /**
- * The workflows bundled at build time (`npm run build` writes it beside the compiled worker). A
- * worker started from source has none and bundles the workflows itself when it starts.
+ * The workflows bundled at build time (`npm run build` writes both beside the compiled worker): with
+ * the tracing interceptors, for a worker that exports traces, and without them. A worker started
+ * from source has neither and bundles the workflows itself when it starts.
  */
-export const WORKFLOW_BUNDLE = 'workflow-bundle.js';
+export const WORKFLOW_BUNDLES = { traced: 'workflow-bundle-traced.js', untraced: 'workflow-bundle.js' };
 
 /**
- * The workflow interceptors every workflow runs with: they read the trace context the starter put
- * in the headers, and pass it on to activities, so that a workflow's spans join the request's trace.
- * `npm run build` bundles them with the workflows.
+ * The workflow interceptors a traced worker runs every workflow with: they read the trace context
+ * the starter put in the headers, and pass it on to activities, so that a workflow's spans join the
+ * request's trace. Each workflow evaluates them and the OpenTelemetry SDK they import on its own
+ * (modules a workflow imports are its own), which about doubles what a workflow costs in memory and
+ * CPU; a worker that exports no traces therefore runs its workflows without them. They add no
+ * command to a workflow's history, so a run begun with them replays without them and the other way
+ * round (test/workflows/tracing-switch.test.ts), and tracing can be turned on or off between
+ * restarts with runs in flight.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
 /**
- * The workflows bundled as every worker runs them, with WORKFLOW_INTERCEPTOR_MODULES: from
- * `workflowsPath` (the build's compiled workflows), or from the source.
+ * The workflows bundled as a worker runs them, with WORKFLOW_INTERCEPTOR_MODULES when `traced` (the
+ * default): from `workflowsPath` (the build's compiled workflows), or from the source.
  */
 export function bundleWorkflows(
   workflowsPath: string = require.resolve('../workflows'),
+  { traced = true }: { traced?: boolean } = {},
 ): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath,
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    workflowInterceptorModules: traced ? WORKFLOW_INTERCEPTOR_MODULES : [],
     logger: new DefaultLogger('WARN'),
   });
 }
 
-function workflowCode():
+function workflowCode(
+  traced: boolean,
+):
   | { workflowBundle: { codePath: string } }
   | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
-  const bundle = path.join(__dirname, WORKFLOW_BUNDLE);
+  const bundle = path.join(__dirname, traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.untraced);
   return existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }
     : {
         workflowsPath: require.resolve('../workflows'),
-        interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+        interceptors: { workflowModules: traced ? WORKFLOW_INTERCEPTOR_MODULES : [] },
       };
 }
 
@@ -177,13 +186,15 @@ export async function createWorker(options: {
   /** Where workflow and activity spans go; the process's tracing by default (off unless configured). */
   tracing?: Tracing;
   /**
-   * The workflows bundled already (with WORKFLOW_INTERCEPTOR_MODULES), for a process that starts
-   * many workers; by default the build's bundle, or the workflows bundled now.
+   * The workflows bundled already (`bundleWorkflows`), for a process that starts many workers; by
+   * default the build's bundle, or the workflows bundled now: traced when `tracing` is enabled.
    */
   workflowBundle?: { code: string };
 }): Promise<Worker> {
   const tracing = options.tracing ?? currentTracing();
-  const code = options.workflowBundle ? { workflowBundle: options.workflowBundle } : workflowCode();
+  const code = options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : workflowCode(tracing.enabled);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

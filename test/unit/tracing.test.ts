@@ -85,4 +85,20 @@ describe('the Temporal logger', () => {
       ],
     );
   });
+
+  it("writes a failure the SDK reports as an error with its message and stack, not as {}", () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    temporalLoggerFor(logger).warn('Activity failed', {
+      activityType: 'configureConnection',
+      error: new Error('device dev-fra1-edge did not answer'),
+    });
+    const [line] = lines;
+    assert.equal(line.error, undefined);
+    const err = line.err as { type: string; message: string; stack: string };
+    assert.equal(err.type, 'Error');
+    assert.equal(err.message, 'device dev-fra1-edge did not answer');
+    assert.match(err.stack, /tracing\.test\.ts/);
+    assert.equal(line.activityType, 'configureConnection');
+  });
 });

@@ -41,25 +41,32 @@ function replayWorker(options: () => ReplayWorkerOptions) {
  * Every recorded history, of every workflow type and every source hash, must replay against the
  * current workflow code: a change that would break runs in flight (begun on any older version)
  * fails here. Histories are never re-recorded over or deleted while runs that old may exist. The
- * workflows replay as workers run them: with the tracing interceptors and their span sink.
+ * workflows replay as both kinds of worker run them: with the tracing interceptors and their span
+ * sink, and without them (a worker that exports no traces), so tracing can be turned on or off with
+ * runs in flight.
  */
 describe('workflow replay over recorded histories', function () {
   this.timeout(120_000);
   let bundle: WorkflowBundleWithSourceMap;
+  let untracedBundle: WorkflowBundleWithSourceMap;
   before(async () => {
     try {
       Runtime.install({ logger: new DefaultLogger('WARN') });
     } catch {
       // already installed by another test file in this process
     }
-    bundle = await bundleWorkflows();
+    [bundle, untracedBundle] = await Promise.all([
+      bundleWorkflows(),
+      bundleWorkflows(undefined, { traced: false }),
+    ]);
   });
 
   const files = historyFiles();
   const tracing = currentTracing();
   const sinks = { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) };
   const replayer = replayWorker(() => ({ workflowBundle: bundle, sinks }));
-  after(() => replayer.close());
+  const untracedReplayer = replayWorker(() => ({ workflowBundle: untracedBundle }));
+  after(() => Promise.all([replayer.close(), untracedReplayer.close()]));
 
   it('has histories to replay, each in the folder of its workflow type', () => {
     assert.ok(files.length > 0);
@@ -80,6 +87,8 @@ describe('workflow replay over recorded histories', function () {
     it(`replays ${file}`, async () => {
       const { error } = await replayer.replay(file);
       if (error) throw error;
+      const untraced = await untracedReplayer.replay(file);
+      if (untraced.error) throw new Error(`without the tracing interceptors: ${String(untraced.error)}`);
     });
   }
 
@@ -90,5 +99,13 @@ describe('workflow replay over recorded histories', function () {
     assert.ok(scheduled, 'the history schedules an activity');
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'somethingElse';
     await assert.rejects(Worker.runReplayHistory({ workflowBundle: bundle, sinks }, history));
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: untracedBundle }, history));
+  });
+
+  it('bundles the tracing interceptors into the traced bundle only', () => {
+    const interceptors = /interceptors-opentelemetry\/lib\/workflow-interceptors/;
+    assert.match(bundle.code, interceptors);
+    assert.doesNotMatch(untracedBundle.code, interceptors);
+    assert.doesNotMatch(untracedBundle.code, /@opentelemetry\/sdk-trace-base/);
   });
 });

@@ -28,18 +28,20 @@ const NAMESPACE = 'ixapi';
 /** Where the tier's processes find the server and the bundle (set by the global setup, inherited). */
 const ADDRESS = 'IXAPI_WORKFLOW_TIER_ADDRESS';
 const BUNDLE = 'IXAPI_WORKFLOW_TIER_BUNDLE';
+const UNTRACED_BUNDLE = 'IXAPI_WORKFLOW_TIER_UNTRACED_BUNDLE';
 
 let server: { env: TestWorkflowEnvironment; folder: string } | undefined;
 
 /**
  * Once for the whole tier (mocha's global setup, in the main process): a Temporal dev server, and
  * the workflows bundled as the worker bundles them (with the tracing interceptors) into a file that
- * every test's worker runs. Test processes find both through the environment.
+ * every test's worker runs, and without them into another for the tests that switch tracing. Test
+ * processes find them through the environment.
  */
 export async function startServer(): Promise<void> {
   installRuntime();
   const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-workflows-'));
-  const [env, bundle] = await Promise.all([
+  const [env, bundle, untraced] = await Promise.all([
     startDevServer({
       namespace: NAMESPACE,
       // Timers fire when due rather than up to a second later, which decommission days and
@@ -47,12 +49,16 @@ export async function startServer(): Promise<void> {
       extraArgs: ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="10ms"'],
     }),
     bundleWorkflows(require.resolve('./workflows')),
+    bundleWorkflows(require.resolve('./workflows'), { traced: false }),
   ]);
-  const codePath = path.join(folder, 'workflow-bundle.js');
+  const codePath = path.join(folder, 'workflow-bundle-traced.js');
+  const untracedPath = path.join(folder, 'workflow-bundle.js');
   writeFileSync(codePath, bundle.code);
+  writeFileSync(untracedPath, untraced.code);
   server = { env, folder };
   process.env[ADDRESS] = env.address;
   process.env[BUNDLE] = codePath;
+  process.env[UNTRACED_BUNDLE] = untracedPath;
 }
 
 export async function stopServer(): Promise<void> {
@@ -74,19 +80,22 @@ export async function stopServer(): Promise<void> {
  */
 const SLOW_MACHINE: object = { isolateExecutionTimeout: '60s' };
 
-let connected: { native: NativeConnection; client: Client; codePath: string } | undefined;
+let connected:
+  { native: NativeConnection; client: Client; codePath: string; untracedPath: string } | undefined;
 
 /** In each test process (root hooks): connections to the tier's server. */
 export async function connect(): Promise<void> {
   const address = process.env[ADDRESS];
   const codePath = process.env[BUNDLE];
-  if (!address || !codePath) throw new Error('the workflow tier has no server (its global setup starts it)');
+  const untracedPath = process.env[UNTRACED_BUNDLE];
+  if (!address || !codePath || !untracedPath)
+    throw new Error('the workflow tier has no server (its global setup starts it)');
   installRuntime();
   const [native, connection] = await Promise.all([
     NativeConnection.connect({ address }),
     Connection.connect({ address }),
   ]);
-  connected = { native, client: new Client({ connection, namespace: NAMESPACE }), codePath };
+  connected = { native, client: new Client({ connection, namespace: NAMESPACE }), codePath, untracedPath };
 }
 
 export async function disconnect(): Promise<void> {
@@ -117,20 +126,32 @@ export interface Run {
   ): Promise<WorkflowHandleWithFirstExecutionRunId<(input: object) => Promise<R>>>;
 }
 
+/** The tier's workflow bundles: with the tracing interceptors (what tests run) and without them. */
+export function tierBundles(): { traced: string; untraced: string } {
+  if (!connected) throw new Error('the workflow tier is not connected (its root hooks connect)');
+  return { traced: connected.codePath, untraced: connected.untracedPath };
+}
+
 /**
  * Runs `body` while a worker on a task queue of the test's own runs the bundled workflows with
- * `fakes` as their activities; workflows still running afterwards are terminated.
+ * `fakes` as their activities; workflows still running afterwards are terminated. `taskQueue` puts
+ * the worker on a given queue instead (one an earlier worker of the test served), `untraced` runs
+ * the workflows without the tracing interceptors, as a worker that exports no traces does.
  */
-export async function withWorker<T>(fakes: FakeActivities, body: (run: Run) => Promise<T>): Promise<T> {
+export async function withWorker<T>(
+  fakes: FakeActivities,
+  body: (run: Run) => Promise<T>,
+  options: { taskQueue?: string; untraced?: boolean } = {},
+): Promise<T> {
   if (!connected) throw new Error('the workflow tier is not connected (its root hooks connect)');
-  const { native, client, codePath } = connected;
-  const taskQueue = `workflows-${randomBytes(4).toString('hex')}`;
+  const { native, client, codePath, untracedPath } = connected;
+  const taskQueue = options.taskQueue ?? `workflows-${randomBytes(4).toString('hex')}`;
   const tracing = currentTracing();
   const worker = await Worker.create({
     connection: native,
     namespace: NAMESPACE,
     taskQueue,
-    workflowBundle: { codePath },
+    workflowBundle: { codePath: options.untraced ? untracedPath : codePath },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
     activities: fakes.activities(),
     shutdownGraceTime: 0,
