@@ -30,12 +30,14 @@ import { createCeilingActivities, prepareCeilingTable } from './bench-ceiling/ac
 import type { Api } from './bench-orders';
 import { BenchError, prepareOrders } from './bench-orders';
 import { BENCH_NAMESPACE, temporalAnswers, temporalDevServer } from './bench-temporal';
+import { build } from './build';
 import type { ceilingWorkflow } from './bench-ceiling/workflows';
 
 /**
  * `npm run bench:provisioning`: how fast this machine takes connection orders from POST to
  * production, not a test. A throw-away database with the demo exchange and enough spare ports, a
- * Temporal dev server, the API and a worker in their own processes; N standalone orders over HTTP at
+ * Temporal dev server, the API and a worker in their own processes, as deployed (from a fresh build
+ * in dist/); N standalone orders over HTTP at
  * once; then the ceiling: N trivial workflows with as many activities as one provisioning ran, each
  * writing one row, on the same Temporal server and database.
  */
@@ -576,6 +578,10 @@ async function main(): Promise<void> {
   await createLabStore(db.sequelize).syncFromCatalogue();
   say(`added ${extraPorts} spare ${facts.speed / 1000}G ports on ${devices.join(', ')}; lab fabric synced`);
 
+  // The API and the worker run as deployed: compiled, the workflows bundled at build time.
+  const dist = path.join(ROOT, 'dist');
+  say('building dist/ (types are not checked)');
+  await build(dist, { check: false });
   const address = await startTemporal();
   temporalConnection = await Connection.connect({ address });
   const client = new Client({ connection: temporalConnection, namespace: BENCH_NAMESPACE });
@@ -587,13 +593,13 @@ async function main(): Promise<void> {
   );
   // Both with their metrics on, as deployed; the worker's figures are read back at the end.
   const workerMetricsPort = await freePort();
-  startChild('worker', process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+  startChild('worker', process.execPath, [path.join(dist, 'worker/main.js')], {
     ...env,
     METRICS_PORT: String(workerMetricsPort),
     // BENCH_WORKER_NODE_OPTIONS prices Node settings of the worker alone (a heap limit, say).
     ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
   });
-  startChild('api', process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+  startChild('api', process.execPath, [path.join(dist, 'api/main.js')], {
     ...env,
     METRICS_PORT: String(await freePort()),
   });

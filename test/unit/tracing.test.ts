@@ -86,7 +86,7 @@ describe('the Temporal logger', () => {
     );
   });
 
-  it("writes a failure the SDK reports as an error with its message and stack, not as {}", () => {
+  it('writes a failure the SDK reports as an error with its message and stack, not as {}', () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     temporalLoggerFor(logger).warn('Activity failed', {
