@@ -99,18 +99,28 @@ async function prepareWriteCeiling(db: ReturnType<typeof openDatabase>): Promise
 }
 
 /**
- * Runs `work` while sampling the statements the database is running on `table` for other sessions
- * (every 50 ms, from the process list): the queries an API ran, exactly as it sent them.
+ * The statements an API runs on `table` to answer one GET of `url`, exactly as it sent them, caught
+ * from the database's process list while the request runs. A list's totals, page starts and pages
+ * are kept until a table they read changes, so each attempt first changes one row of `table` (its
+ * `updated_at`), then asks once and reads the process list until the answer is in; the attempts go
+ * on until a page statement (with LIMIT) was seen, 30 at most.
  */
-async function whileSampling<T>(
+async function listStatements(
   db: ReturnType<typeof openDatabase>,
   table: string,
-  work: () => Promise<T>,
-): Promise<{ result: T; statements: string[] }> {
+  url: string,
+  headers: Record<string, string>,
+): Promise<string[]> {
   const seen = new Map<string, string>();
-  let running = true;
-  const sampling = (async () => {
-    while (running) {
+  for (let attempt = 0; attempt < 30 && ![...seen.values()].some((s) => /\bLIMIT\b/.test(s)); attempt += 1) {
+    await db.sequelize.query(`UPDATE ${table} SET updated_at = NOW(3) ORDER BY id LIMIT 1`);
+    let answered = false;
+    const asking = fetch(url, { headers })
+      .then((response) => response.arrayBuffer())
+      .finally(() => {
+        answered = true;
+      });
+    while (!answered) {
       const rows = await db.sequelize.query<{ info: string }>(
         `SELECT INFO AS info FROM information_schema.PROCESSLIST
          WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO LIKE 'SELECT%'`,
@@ -121,15 +131,10 @@ async function whileSampling<T>(
         const shape = info.replace(/'[^']*'|\b\d+\b/g, '?').replace(/\s+/g, ' ');
         if (new RegExp(`\\bFROM ${table}\\b`).test(info) && !seen.has(shape)) seen.set(shape, info);
       }
-      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-  })();
-  try {
-    return { result: await work(), statements: [...seen.values()] };
-  } finally {
-    running = false;
-    await sampling;
+    await asking;
   }
+  return [...seen.values()];
 }
 
 /** Each statement with its EXPLAIN, as text. */
@@ -147,7 +152,7 @@ async function explained(
       text += `  ${['id', 'select_type', 'table', 'type', 'key', 'rows', 'Extra'].map((column) => `${column}=${String(row[column])}`).join(' ')}\n`;
     }
   }
-  return text || '\n(no list statement was caught running)\n';
+  return text || '\n(no list statement was caught running in 30 requests)\n';
 }
 
 function startProcess(script: string, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): ChildProcess {
@@ -419,15 +424,9 @@ async function main(): Promise<void> {
       `ceiling: bare Express, the same 100-item page (${(pageBody.length / 1024).toFixed(0)} KiB)`,
       'http://127.0.0.1:8111/ports',
     );
-    const firstPage = await whileSampling(db, 'ports', () =>
-      measure(
-        'GET /ports?speed=…&page_limit=100 (first page)',
-        `${api}/ports?speed=10000&page_limit=100`,
-        auth,
-      ),
-    );
-    results.push(firstPage.result);
-    const plans = await explained(db, firstPage.statements);
+    const firstPageUrl = `${api}/ports?speed=10000&page_limit=100`;
+    const firstPage = await measure('GET /ports?speed=…&page_limit=100 (first page)', firstPageUrl, auth);
+    results.push(firstPage);
     results.push(
       await measure(
         `GET /ports?speed=…&page_limit=100&page_offset=${deepOffset} (deep page)`,
@@ -440,10 +439,13 @@ async function main(): Promise<void> {
     scales.push({
       ports: EXTRA_PORTS,
       byId: await measure('GET /ports/{id}', `${api}/ports/port-bench-0000001`, auth),
-      first: firstPage.result,
+      first: firstPage,
       deep: results[3],
       viaNext: results[4],
     });
+    // After the pages' measurements: catching the statements changes a port, which ends the
+    // X-Pagination-Next links handed out before.
+    const plans = await explained(db, await listStatements(db, 'ports', firstPageUrl, auth));
     results.push(
       await measure(
         'GET /facilities/{id} (authenticated, no metrics)',
@@ -550,7 +552,7 @@ async function main(): Promise<void> {
     process.stdout.write('\nhow the reads of ports scale with their number:');
     printScale(scales);
     process.stdout.write(
-      `\nthe statements of the first page's measurement, as the API ran them, and how MariaDB runs them:\n${plans}`,
+      `\nthe statements the API runs for the first page (caught once a port changed), and how MariaDB runs them:\n${plans}`,
     );
     sink.close();
     if (profileDir) {
