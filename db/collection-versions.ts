@@ -105,6 +105,24 @@ export function versionsOf(sequelize: Sequelize): Versions {
 }
 
 /**
+ * A deep copy of what a read answered: rows, their parsed JSON columns, dates and buffers. Plain
+ * objects, arrays, dates and buffers are copied here, anything else by `structuredClone`. A page of 100 ports is
+ * copied several times faster than by `structuredClone` alone, which serialises and parses it.
+ */
+export function copyOf<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyOf) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Buffer.isBuffer(value)) return Buffer.from(value) as T;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copy: Record<string, unknown> =
+    prototype === null ? (Object.create(null) as Record<string, unknown>) : {};
+  for (const name of Object.keys(value)) copy[name] = copyOf((value as Record<string, unknown>)[name]);
+  return copy as T;
+}
+
+/**
  * What `read` answers, or a copy of what it answered before under `key` at the same `versions`;
  * without a key or versions nothing is kept. Each caller gets a copy of its own.
  */
@@ -115,9 +133,8 @@ export async function keptOrRead<T>(
   read: () => Promise<T>,
 ): Promise<T> {
   const kept = key === undefined ? undefined : store.get(key);
-  if (kept && kept.versions === versions) return structuredClone(kept.value);
+  if (kept && kept.versions === versions) return copyOf(kept.value);
   const value = await read();
-  if (key !== undefined && versions !== undefined)
-    store.set(key, { versions, value: structuredClone(value) });
+  if (key !== undefined && versions !== undefined) store.set(key, { versions, value: copyOf(value) });
   return value;
 }

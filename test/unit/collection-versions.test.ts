@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { Kept, versionedTablesOf } from '../../db/collection-versions';
+import { Kept, copyOf, versionedTablesOf } from '../../db/collection-versions';
 import { VERSIONED_TABLES, versionTriggers } from '../../db/migrations/0022-collection-versions';
 
 describe('the versions of the tables a list reads', () => {
@@ -42,6 +42,38 @@ describe('the versions of the tables a list reads', () => {
 });
 
 describe('what a database kept', () => {
+  it('hands out deep copies: rows, their JSON columns and dates, nothing shared with what is kept', () => {
+    const kept = {
+      items: [
+        {
+          id: 'port-1',
+          speed: 10000,
+          billing_account: null,
+          role_assignments: ['ra-1'],
+          status: [{ tag: 'up', attrs: { ports: ['et-0/0/1'] }, timestamp: new Date(1_795_000_000_000) }],
+          document: Buffer.from('LOA'),
+        },
+      ],
+      total: 1,
+    };
+    const copy = copyOf(kept);
+    assert.deepStrictEqual(copy, kept);
+    const [item] = copy.items;
+    assert.ok(item.status[0].timestamp instanceof Date);
+    assert.ok(Buffer.isBuffer(kept.items[0].document));
+    // Whatever a caller changes in its copy, at any depth, leaves what is kept as it was.
+    item.role_assignments.push('ra-2');
+    item.status[0].attrs.ports.push('et-0/0/2');
+    item.status[0].timestamp.setTime(0);
+    item.document[0] = 0;
+    copy.items.push({ ...item });
+    assert.deepEqual(kept.items[0].role_assignments, ['ra-1']);
+    assert.deepEqual(kept.items[0].status[0].attrs.ports, ['et-0/0/1']);
+    assert.equal(kept.items[0].status[0].timestamp.getTime(), 1_795_000_000_000);
+    assert.equal(kept.items[0].document.toString(), 'LOA');
+    assert.equal(kept.items.length, 1);
+  });
+
   it('forgets the entry least recently used beyond its limit', () => {
     const kept = new Kept<number>(3);
     for (const [key, value] of [
