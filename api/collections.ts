@@ -108,7 +108,11 @@ export function declaredPageLimit(
 }
 
 export interface ListSource {
-  (query: ListQuery, caller: Caller | undefined): Promise<ListResult>;
+  /**
+   * A list's items, or (when `wants.body` allows it and the source can) the items already rendered
+   * as the JSON body the caller is answered with, in `body`.
+   */
+  (query: ListQuery, caller: Caller | undefined, wants?: { body: boolean }): Promise<ListResult>;
 }
 
 /**
@@ -153,6 +157,7 @@ export function listOperation(options: {
       const offset = (page_offset as number | undefined) ?? 0;
       const { token: givenToken, cursor } = parsePageToken(page_token as string | undefined);
       const after = cursor && cursor.offset === offset ? cursor.after : undefined;
+      const projected = options.projection && Array.isArray(fields) && fields.length > 0;
       const result = await options.source(
         {
           ids: id as string[] | undefined,
@@ -160,11 +165,13 @@ export function listOperation(options: {
           page: limit === undefined ? undefined : { limit, offset, after },
         },
         caller,
+        { body: !projected },
       );
-      let items = result.items;
-      if (options.projection && Array.isArray(fields) && fields.length)
-        items = project(items, fields as string[]);
-      if (limit === undefined) return { status: 200, body: items };
+      const answer =
+        result.body !== undefined
+          ? { body: result.body, contentType: 'application/json' }
+          : { body: projected ? project(result.items, fields as string[]) : result.items };
+      if (limit === undefined) return { status: 200, ...answer };
       if (givenToken !== undefined && givenToken !== result.token) {
         throw new ValidationError([
           {
@@ -188,7 +195,7 @@ export function listOperation(options: {
           : '';
       return {
         status: 206,
-        body: items,
+        ...answer,
         headers: {
           'X-Pagination-Limit': String(limit),
           'X-Pagination-Offset': String(offset),
@@ -279,20 +286,27 @@ export function collectionOperations(deps: {
         ajv,
         filters: Object.keys(entry.collection.filters),
         projection: entry.projection,
-        source: async (query, caller) => {
+        source: async (query, caller, wants) => {
           const visibility = await visibilityOf(caller);
           const scope = entry.scope && visibility ? entry.scope(visibility) : undefined;
           const result = await listCollection(sequelize, entry.collection, {
             ...query,
             scope,
             accounts: visibility?.accounts,
+            // What a page shows depends on who asks only through the visibility it is shown with.
+            render: wants?.body
+              ? {
+                  key: JSON.stringify([visibility?.accountId ?? null, visibility?.accounts ?? null]),
+                  body: (items) => JSON.stringify(shown(items, visibility)),
+                }
+              : undefined,
             // Nobody unknown sees anything whole.
             sensitive: sensitive && {
               filters: sensitive.filters,
               fullView: visibility ? sensitive.fullView(visibility) : () => '1 = 0',
             },
           });
-          return { ...result, items: shown(result.items, visibility) };
+          return result.body !== undefined ? result : { ...result, items: shown(result.items, visibility) };
         },
       }),
     );

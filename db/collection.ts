@@ -150,6 +150,12 @@ export interface ListQuery {
   sensitive?: { filters: readonly string[]; fullView: FilterSql };
   /** `after`: the key of the item just before `offset`, when known, so the page starts by key. */
   page?: { limit: number; offset: number; after?: string | number };
+  /**
+   * How the caller turns a page into its body (`key` names everything the body depends on besides
+   * the page, such as who asks): a page read at versions it was rendered at before, for the same
+   * `key`, is answered with that body, and its items are neither copied nor shaped again.
+   */
+  render?: { key: string; body: (items: Record<string, unknown>[]) => string };
 }
 
 export interface ListResult {
@@ -159,6 +165,8 @@ export interface ListResult {
   token: string;
   /** Key of the last item returned, for continuing by key. */
   lastKey?: string | number;
+  /** The page as `render` made its body, when the query asked for one; `items` is then empty. */
+  body?: string;
 }
 
 const keyOf = (definition: CollectionDefinition) => definition.key ?? 'id';
@@ -250,6 +258,14 @@ interface PageRead {
 
 /** How many pages each process keeps of a database (up to 1000 items each). */
 const KEPT_PAGES = 200;
+
+/** A page's body as rendered for one kind of caller, and the keys its bookkeeping needs. */
+interface RenderedPage {
+  body: string;
+  count: number;
+  firstKey?: string | number;
+  lastKey?: string | number;
+}
 
 /** Where a page by offset starts: at a key, or after it. */
 interface PageStart {
@@ -346,39 +362,59 @@ export async function listCollection(
   } else {
     sql = `SELECT ${columns} FROM ${definition.table} t ${where} ORDER BY t.${key}`;
   }
-  // A page (never a whole list, which has no bound) read at the same versions is not read again.
+  // A page (never a whole list, which has no bound) read at the same versions is not read again;
+  // nor is one rendered at them for the same kind of caller rendered again.
   const pageKey =
     query.page && everything !== undefined ? Kept.keyOf(definition.name, sql, params.values) : undefined;
-  const { items, firstKey, lastKey } = await keptOrRead(
-    versionsOf(sequelize).kept<PageRead>('pages', KEPT_PAGES),
-    pageKey,
-    versions,
-    async (): Promise<PageRead> => {
-      const rows =
-        query.page && query.page.offset >= total
-          ? []
-          : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
-      rows.forEach((row) => decodeJson(definition, row));
-      await attachRelations(sequelize, definition, rows);
-      return {
-        items: rows.map((row) => definition.toResource(row)),
-        firstKey: rows.length ? (rows[0][key] as string | number) : undefined,
-        lastKey: rows.length ? (rows[rows.length - 1][key] as string | number) : undefined,
-      };
-    },
-  );
-  if (query.page && query.page.after === undefined && startKey !== undefined && items.length) {
+  const renderedPages = versionsOf(sequelize).kept<RenderedPage>('rendered pages', KEPT_PAGES);
+  const renderKey = pageKey !== undefined && query.render ? Kept.keyOf(pageKey, query.render.key) : undefined;
+  const rendered = renderKey === undefined ? undefined : renderedPages.get(renderKey);
+  let page: Omit<RenderedPage, 'body'> & { items: Record<string, unknown>[]; body?: string };
+  if (rendered && rendered.versions === versions) {
+    page = { ...rendered.value, items: [] };
+  } else {
+    const read = await keptOrRead(
+      versionsOf(sequelize).kept<PageRead>('pages', KEPT_PAGES),
+      pageKey,
+      versions,
+      async (): Promise<PageRead> => {
+        const rows =
+          query.page && query.page.offset >= total
+            ? []
+            : await sequelize.query<Row>(sql, { replacements: params.values, type: QueryTypes.SELECT });
+        rows.forEach((row) => decodeJson(definition, row));
+        await attachRelations(sequelize, definition, rows);
+        return {
+          items: rows.map((row) => definition.toResource(row)),
+          firstKey: rows.length ? (rows[0][key] as string | number) : undefined,
+          lastKey: rows.length ? (rows[rows.length - 1][key] as string | number) : undefined,
+        };
+      },
+    );
+    page = { ...read, count: read.items.length };
+    if (query.render) {
+      const body = query.render.body(read.items);
+      page = { ...page, items: [], body };
+      if (renderKey !== undefined)
+        renderedPages.set(renderKey, {
+          versions: versions!,
+          value: { body, count: read.items.length, firstKey: read.firstKey, lastKey: read.lastKey },
+        });
+    }
+  }
+  const { items, body, count, firstKey, lastKey } = page;
+  if (query.page && query.page.after === undefined && startKey !== undefined && count) {
     // This page starts at its first key, and the next one after its last (a page found by a
     // client's cursor tells nothing: the cursor is the client's word).
     const { offset, limit } = query.page;
     pageStarts.set(startKey, { versions: versions!, value: { key: firstKey!, inclusive: true } });
-    if (items.length === limit)
+    if (count === limit)
       pageStarts.set(Kept.keyOf(definition.name, where, filterValues, offset + limit), {
         versions: versions!,
         value: { key: lastKey!, inclusive: false },
       });
   }
-  return { items, total, token, lastKey };
+  return { items, total, token, lastKey, ...(body === undefined ? {} : { body }) };
 }
 
 /**

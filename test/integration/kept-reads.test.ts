@@ -142,6 +142,51 @@ describe('reads that keep what they computed while their tables stay the same', 
     assert.deepEqual(ids(await pageAt(4)), created.slice(4, 6));
   });
 
+  it('shows a page it keeps to each caller as that caller sees it, and changed once it changed', async () => {
+    // An account the reseller manages and the customer may only discover: whole for the one, its
+    // public form for the other, on the same page.
+    const suffix = Date.now().toString(16);
+    const managed = `acc-kept-view-${suffix}`;
+    await sql(
+      `INSERT INTO accounts (id, name, managing_account, discoverable, external_ref, address,
+         metro_area_network_presence, state, status, created_at, updated_at)
+       VALUES (:managed, :managed, 'acc-transit-partners', 1, :ref,
+         '{"country":"DE","locality":"Berlin","postal_code":"10115","street_address":"Kept 1"}',
+         '[]', 'production', '[]', NOW(3), NOW(3))`,
+      { managed, ref: `ref-${suffix}` },
+    );
+    try {
+      const shownTo = async (as: string) => {
+        const response = await request('GET', '/accounts?page_limit=1000', { token: as });
+        assert.equal(response.status, 206, response.text);
+        return (response.body as Array<Record<string, unknown>>).find((account) => account.id === managed);
+      };
+      for (let round = 0; round < 2; round += 1) {
+        const [asCustomer, asReseller, asCustomerAgain] = [
+          await shownTo(token),
+          await shownTo(reseller),
+          await shownTo(token),
+        ];
+        assert.deepEqual(Object.keys(asCustomer ?? {}).sort(), ['id', 'metro_area_network_presence', 'name']);
+        assert.deepEqual(asCustomerAgain, asCustomer);
+        assert.equal(asReseller?.external_ref, `ref-${suffix}`, `round ${round}`);
+        assert.equal(asReseller?.managing_account, 'acc-transit-partners');
+      }
+
+      await sql('UPDATE accounts SET name = :name, external_ref = :ref WHERE id = :managed', {
+        managed,
+        name: `renamed-${suffix}`,
+        ref: `changed-${suffix}`,
+      });
+      assert.equal((await shownTo(token))?.name, `renamed-${suffix}`);
+      const asReseller = await shownTo(reseller);
+      assert.equal(asReseller?.name, `renamed-${suffix}`);
+      assert.equal(asReseller?.external_ref, `changed-${suffix}`);
+    } finally {
+      await sql('DELETE FROM accounts WHERE id = :managed', { managed });
+    }
+  });
+
   it("counts a list's contacts again when the database removes one with the account it serves", async () => {
     // A contact that Transit Partners manages for an account outside its tree, both made by SQL:
     // the account's removal takes the contact with it (the foreign key's cascade fires no trigger
