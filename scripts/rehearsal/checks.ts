@@ -175,11 +175,15 @@ export async function workflowsHealthy(client: Client): Promise<Verdict[]> {
  * No 5xx at all; no request left without an answer but those the killed replica held between the
  * signal and its death (a connection the kernel accepted for it before it died is reset, not
  * refused), those sent to it later on a kept-alive connection the client took from its pool before
- * it had read the close (undici's UND_ERR_SOCKET: nothing reached a process), and those a stopping
- * replica's closing connections turned away before it read them.
+ * it had read the close (nothing reached a process: no process was left to take them), and those a
+ * stopping replica's closing connections turned away before it read them.
  */
-/** What undici reports when the peer had closed a kept-alive connection the request was sent on. */
-const POOLED_SOCKET_CLOSED = 'UND_ERR_SOCKET';
+/**
+ * What a request sent on a kept-alive connection of a dead process ends with: undici's
+ * UND_ERR_SOCKET when the peer's close arrived first, a reset (or a broken pipe) when the kernel
+ * answered the request's bytes on the closed socket first.
+ */
+const POOLED_SOCKET_CLOSED: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 export function answeredRequests(
   exchanges: readonly Exchange[],
@@ -190,7 +194,7 @@ export function answeredRequests(
   const unanswered = exchanges.filter((e) => e.transport && e.transport !== 'ECONNREFUSED');
   const excused = (e: Exchange) =>
     (e.api === killed.api && e.startedAt <= killed.dead && e.endedAt >= killed.at) ||
-    (e.api === killed.api && e.startedAt > killed.dead && e.transport === POOLED_SOCKET_CLOSED) ||
+    (e.api === killed.api && e.startedAt > killed.dead && POOLED_SOCKET_CLOSED.has(e.transport!)) ||
     (e.api === stopped.api && e.startedAt >= stopped.at);
   const unexcused = unanswered.filter((e) => !excused(e));
   const cutByKill = unanswered.filter((e) => e.api === killed.api && e.endedAt >= killed.at && excused(e));
