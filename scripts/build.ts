@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflows, WORKFLOW_BUNDLES } from '../worker/create-worker';
+import { bundleWorkflows, workflowBundleFile } from '../worker/create-worker';
 import { DOCS_DIR, SPEC_PATH } from '../spec';
 import { buildDocs, docsAreStale } from './build-docs';
 
@@ -39,10 +39,7 @@ async function writeWorkflowBundle(out: string): Promise<void> {
   const workflows = path.join(out, 'workflows', 'index.js');
   for (const traced of [true, false]) {
     const { code } = await bundleWorkflows(workflows, { traced });
-    writeFileSync(
-      path.join(out, 'worker', traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.untraced),
-      code,
-    );
+    writeFileSync(path.join(out, 'worker', workflowBundleFile(traced)), code);
   }
 }
 

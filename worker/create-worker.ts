@@ -127,6 +127,10 @@ export function activitiesFor(
  */
 export const WORKFLOW_BUNDLES = { traced: 'workflow-bundle-traced.js', untraced: 'workflow-bundle.js' };
 
+/** The file name of the bundle a worker that does (or does not) export traces runs. */
+export const workflowBundleFile = (traced: boolean) =>
+  traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.untraced;
+
 /**
  * The workflow interceptors a traced worker runs every workflow with: they read the trace context
  * the starter put in the headers, and pass it on to activities, so that a workflow's spans join the
@@ -141,6 +145,8 @@ export const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
+const interceptorModules = (traced: boolean) => (traced ? WORKFLOW_INTERCEPTOR_MODULES : []);
+
 /**
  * The workflows bundled as a worker runs them, with WORKFLOW_INTERCEPTOR_MODULES when `traced` (the
  * default): from `workflowsPath` (the build's compiled workflows), or from the source.
@@ -151,7 +157,7 @@ export function bundleWorkflows(
 ): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath,
-    workflowInterceptorModules: traced ? WORKFLOW_INTERCEPTOR_MODULES : [],
+    workflowInterceptorModules: interceptorModules(traced),
     logger: new DefaultLogger('WARN'),
   });
 }
@@ -161,12 +167,12 @@ function workflowCode(
 ):
   | { workflowBundle: { codePath: string } }
   | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
-  const bundle = path.join(__dirname, traced ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.untraced);
+  const bundle = path.join(__dirname, workflowBundleFile(traced));
   return existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }
     : {
         workflowsPath: require.resolve('../workflows'),
-        interceptors: { workflowModules: traced ? WORKFLOW_INTERCEPTOR_MODULES : [] },
+        interceptors: { workflowModules: interceptorModules(traced) },
       };
 }
 
