@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import { sharedFreshReads } from './fresh-reads';
@@ -22,6 +21,16 @@ const CASCADED_FROM: Readonly<Record<string, readonly string[]>> = {
  * from it may then be kept).
  */
 export function versionedTablesOf(sql: string): string[] | undefined {
+  // The same statements come back with every request: what each one reads is worked out once.
+  let known = tablesOfStatements.get(sql);
+  if (known === undefined) {
+    known = tablesRead(sql) ?? null;
+    tablesOfStatements.set(sql, known);
+  }
+  return known ? [...known] : undefined;
+}
+
+function tablesRead(sql: string): string[] | undefined {
   const tables = new Set<string>();
   for (const [, name] of sql.matchAll(/\b(?:FROM|JOIN)\s+`?([A-Za-z_][A-Za-z0-9_]*)`?/g)) {
     if (!VERSIONED.has(name)) return undefined;
@@ -37,9 +46,13 @@ export class Kept<T> {
 
   constructor(private readonly limit = 2000) {}
 
-  /** A short key for what a query computed: its collection, SQL and bound values. */
+  /**
+   * The key of what a query computed: its collection, SQL and bound values, as they are (a map
+   * hashes a string natively, several times faster than a digest of it; a kept entry's key takes a
+   * few kilobytes at most).
+   */
   static keyOf(...parts: unknown[]): string {
-    return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+    return JSON.stringify(parts);
   }
 
   get(key: string): T | undefined {
@@ -60,6 +73,9 @@ export class Kept<T> {
     return this.entries.size;
   }
 }
+
+/** What each statement `versionedTablesOf` was asked about reads (null: a table without a version). */
+const tablesOfStatements = new Kept<readonly string[] | null>(500);
 
 /** What one database's versions give its readers. */
 export interface Versions {
