@@ -14,6 +14,7 @@ import { seedDemo } from '../db/seed';
 import { sparePort } from '../db/seed/catalogue';
 import { prepareOrders } from './bench-orders';
 import { BENCH_NAMESPACE, temporalAnswers, temporalDevServer } from './bench-temporal';
+import { build } from './build';
 import { selfTimeByPlace } from './cpu-profile';
 
 /**
@@ -155,8 +156,12 @@ async function explained(
   return text || '\n(no list statement was caught running in 30 requests)\n';
 }
 
+/** The API and the ceilings run as deployed: compiled into this folder (main builds it first). */
+const DIST = path.join(ROOT, 'dist');
+
+/** Runs `script` (a path of the source tree) from its compiled form in dist/. */
 function startProcess(script: string, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): ChildProcess {
-  return spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
+  return spawn(process.execPath, [...nodeOptions, path.join(DIST, script.replace(/\.ts$/, '.js'))], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -338,6 +343,8 @@ async function main(): Promise<void> {
     await addPorts(db, 0, SMALL_SCALE);
     await prepareWriteCeiling(db);
 
+    log('building dist/ (types are not checked)');
+    await build(DIST, { check: false });
     if (!process.env.TEMPORAL_ADDRESS) {
       const temporal = temporalDevServer(Number(TEMPORAL_ADDRESS.split(':')[1]));
       children.push(spawn(temporal.command, temporal.args, { stdio: 'ignore' }));
