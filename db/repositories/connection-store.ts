@@ -79,23 +79,19 @@ export function createConnectionStore(deps: {
     transaction: Transaction,
   ): Promise<string> {
     const reservationId = newId('pres');
-    const [port] = await select<{ name: string; device: string }>(
-      'SELECT name, device FROM ports WHERE id = :port',
-      { port: reservation.port },
-      transaction,
-    );
+    // The exchange-side demarc names the port on its device, read in the same statement.
     await sequelize.query(
       `INSERT INTO port_reservations (id, state, status, connection, port, subscriber_side_demarc,
          exchange_side_demarc, connecting_party, cross_connect_id, external_ref, purchase_order, contract_ref,
          created_at, updated_at)
-       VALUES (:id, 'requested', '[]', :connection, :port, :subscriber_side_demarc, :exchange_side_demarc,
+       VALUES (:id, 'requested', '[]', :connection, :port, :subscriber_side_demarc,
+         (SELECT CONCAT(p.device, ' ', p.name) FROM ports p WHERE p.id = :port),
          :connecting_party, :cross_connect_id, :external_ref, :purchase_order, :contract_ref, NOW(3), NOW(3))`,
       {
         replacements: {
           cross_connect_id: null,
           ...reservation,
           id: reservationId,
-          exchange_side_demarc: port ? `${port.device} ${port.name}` : null,
         },
         transaction,
       },

@@ -56,6 +56,21 @@ describe('connections over HTTP', function () {
       (ports.body as Array<{ id: string; state: string }>).map((p) => [p.id, p.state]).sort(),
       live.ports.map((port) => [port, 'production']).sort(),
     );
+    // Each port's reservation names it on its device as the exchange's side of the demarcation.
+    const named = new Map(
+      (ports.body as Array<{ id: string; device: string; name: string }>).map((p) => [
+        p.id,
+        `${p.device} ${p.name}`,
+      ]),
+    );
+    const reservations = await request('GET', `/port-reservations?connection=${id}`, { token });
+    assert.equal(reservations.status, 200, reservations.text);
+    assert.deepEqual(
+      (reservations.body as Array<{ port: string; exchange_side_demarc: string }>)
+        .map((r) => [r.port, r.exchange_side_demarc])
+        .sort(),
+      [...named].sort(),
+    );
     const listed = await request(
       'GET',
       `/connections?mode=lag_lacp&external_ref=spree-order-1&pop=${live.pop}`,
