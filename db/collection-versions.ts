@@ -20,14 +20,16 @@ const CASCADED_FROM: Readonly<Record<string, readonly string[]>> = {
  * and those they cascade from. Undefined when it reads a table without a version (nothing computed
  * from it may then be kept).
  */
-export function versionedTablesOf(sql: string): string[] | undefined {
-  // The same statements come back with every request: what each one reads is worked out once.
+export function versionedTablesOf(sql: string): readonly string[] | undefined {
+  // The same statements come back with every request: what each one reads is worked out once, and
+  // every caller shares the one (frozen) list.
   let known = tablesOfStatements.get(sql);
   if (known === undefined) {
-    known = tablesRead(sql) ?? null;
+    const tables = tablesRead(sql);
+    known = tables ? Object.freeze(tables) : null;
     tablesOfStatements.set(sql, known);
   }
-  return known ? [...known] : undefined;
+  return known ?? undefined;
 }
 
 function tablesRead(sql: string): string[] | undefined {

@@ -267,6 +267,12 @@ interface RenderedPage {
   lastKey?: string | number;
 }
 
+/** A page as a list answers it: its items, or their body (`items` then empty), and its keys. */
+interface AnsweredPage extends Omit<RenderedPage, 'body'> {
+  items: Record<string, unknown>[];
+  body?: string;
+}
+
 /** Where a page by offset starts: at a key, or after it. */
 interface PageStart {
   key: string | number;
@@ -368,12 +374,11 @@ export async function listCollection(
     query.page && everything !== undefined ? Kept.keyOf(definition.name, sql, params.values) : undefined;
   const renderedPages = versionsOf(sequelize).kept<RenderedPage>('rendered pages', KEPT_PAGES);
   const renderKey = pageKey !== undefined && query.render ? Kept.keyOf(pageKey, query.render.key) : undefined;
-  const rendered = renderKey === undefined ? undefined : renderedPages.get(renderKey);
-  let page: Omit<RenderedPage, 'body'> & { items: Record<string, unknown>[]; body?: string };
-  if (rendered && rendered.versions === versions) {
-    page = { ...rendered.value, items: [] };
-  } else {
-    const read = await keptOrRead(
+  /** The page as the caller wants it: its items, or (with `render`) the body made of them. */
+  const answered = async (): Promise<AnsweredPage> => {
+    const rendered = renderKey === undefined ? undefined : renderedPages.get(renderKey);
+    if (rendered && rendered.versions === versions) return { ...rendered.value, items: [] };
+    const { items, firstKey, lastKey } = await keptOrRead(
       versionsOf(sequelize).kept<PageRead>('pages', KEPT_PAGES),
       pageKey,
       versions,
@@ -391,18 +396,12 @@ export async function listCollection(
         };
       },
     );
-    page = { ...read, count: read.items.length };
-    if (query.render) {
-      const body = query.render.body(read.items);
-      page = { ...page, items: [], body };
-      if (renderKey !== undefined)
-        renderedPages.set(renderKey, {
-          versions: versions!,
-          value: { body, count: read.items.length, firstKey: read.firstKey, lastKey: read.lastKey },
-        });
-    }
-  }
-  const { items, body, count, firstKey, lastKey } = page;
+    if (!query.render) return { items, count: items.length, firstKey, lastKey };
+    const value = { body: query.render.body(items), count: items.length, firstKey, lastKey };
+    if (renderKey !== undefined) renderedPages.set(renderKey, { versions: versions!, value });
+    return { ...value, items: [] };
+  };
+  const { items, body, count, firstKey, lastKey } = await answered();
   if (query.page && query.page.after === undefined && startKey !== undefined && count) {
     // This page starts at its first key, and the next one after its last (a page found by a
     // client's cursor tells nothing: the cursor is the client's word).
