@@ -18,27 +18,34 @@ export interface Figures {
   errors: number;
 }
 
+export interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** One autocannon run of GETs of `target` for `duration` seconds. */
+const run = (target: Target, duration: number) =>
+  autocannon({ url: target.url, headers: target.headers ?? {}, connections: CONNECTIONS, duration });
+
+/** The figures of one run (`requests` per second as autocannon averages them). */
+const figuresOf = (name: string, result: autocannon.Result): Figures => ({
+  name,
+  requests: result.requests.average,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  errors: result.errors + result.non2xx,
+});
+
 export async function measure(
   name: string,
   url: string,
   headers: Record<string, string> = {},
 ): Promise<Figures> {
+  const target = { name, url, headers };
   // A short warm-up so that JIT and connection pools are settled before the measured run.
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_SECONDS });
-  return {
-    name,
-    requests: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-  };
-}
-
-export interface Target {
-  name: string;
-  url: string;
-  headers?: Record<string, string>;
+  await run(target, 2);
+  return figuresOf(name, await run(target, DURATION_SECONDS));
 }
 
 /** Two measurements taken in turns, and what the second made of the first in each round. */
@@ -65,8 +72,6 @@ const PAIRED_ROUNDS = 4;
  * apart. The figures are the rounds' medians; `shares` gives each round's share.
  */
 export async function measurePaired(ceiling: Target, target: Target): Promise<Paired> {
-  const run = (what: Target, duration: number) =>
-    autocannon({ url: what.url, headers: what.headers ?? {}, connections: CONNECTIONS, duration });
   await run(ceiling, 2);
   await run(target, 2);
   const slice = Math.max(2, Math.round(DURATION_SECONDS / 2));
@@ -80,13 +85,17 @@ export async function measurePaired(ceiling: Target, target: Target): Promise<Pa
       rounds.push({ ceiling: await run(ceiling, slice), target: first });
     }
   }
-  const figures = (name: string, results: autocannon.Result[]): Figures => ({
-    name,
-    requests: median(results.map((r) => r.requests.average)),
-    p50: median(results.map((r) => r.latency.p50)),
-    p99: median(results.map((r) => r.latency.p99)),
-    errors: results.reduce((sum, r) => sum + r.errors + r.non2xx, 0),
-  });
+  // Each figure is the median of the rounds'; errors are counted over all of them.
+  const figures = (name: string, results: autocannon.Result[]): Figures => {
+    const each = results.map((result) => figuresOf(name, result));
+    return {
+      name,
+      requests: median(each.map((f) => f.requests)),
+      p50: median(each.map((f) => f.p50)),
+      p99: median(each.map((f) => f.p99)),
+      errors: each.reduce((sum, f) => sum + f.errors, 0),
+    };
+  };
   return {
     ceiling: figures(
       ceiling.name,
@@ -127,13 +136,9 @@ export async function measureWrite(
     timeout: 60,
     ...(options.amount ? { amount: options.amount } : { duration: DURATION_SECONDS }),
   });
-  return {
-    name,
-    requests: options.amount ? result.requests.total / (result.duration || 1) : result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-  };
+  const figures = figuresOf(name, result);
+  // A burst of `amount` requests is rated over the time it took, not per second it ran.
+  return options.amount ? { ...figures, requests: result.requests.total / (result.duration || 1) } : figures;
 }
 
 export function printTable(results: readonly Figures[], ceiling: number): void {
