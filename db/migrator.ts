@@ -22,6 +22,7 @@ import * as eventRetention from './migrations/0019-event-retention';
 import * as outboxTraceContext from './migrations/0020-outbox-trace-context';
 import * as opticsReadings from './migrations/0021-optics-readings';
 import * as collectionVersions from './migrations/0022-collection-versions';
+import * as writtenOrder from './migrations/0023-written-order';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -52,6 +53,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0020-outbox-trace-context', outboxTraceContext],
   ['0021-optics-readings', opticsReadings],
   ['0022-collection-versions', collectionVersions],
+  ['0023-written-order', writtenOrder],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

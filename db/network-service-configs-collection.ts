@@ -41,7 +41,7 @@ export const networkServiceConfigs: CollectionDefinition = {
     'current_billing_start_date',
     `(SELECT COALESCE(JSON_ARRAYAGG(i.id ORDER BY i.version, i.id), JSON_ARRAY()) FROM ip_addresses i
        WHERE i.network_service_config = t.id) AS ips`,
-    `(SELECT COALESCE(JSON_ARRAYAGG(m.mac ORDER BY m.mac), JSON_ARRAY()) FROM network_service_config_macs m
+    `(SELECT COALESCE(JSON_ARRAYAGG(m.mac ORDER BY m.position, m.mac), JSON_ARRAY()) FROM network_service_config_macs m
        WHERE m.network_service_config = t.id) AS macs`,
     `${idsOf('network_feature_configs', 'network_service_config')} AS network_feature_configs`,
   ],

@@ -293,10 +293,11 @@ export function createNetworkServiceConfigRepository(deps: {
       { id },
       transaction,
     );
-    for (const mac of new Set(macs))
+    // In the order the client wrote them: they read back so.
+    for (const [position, mac] of [...new Set(macs)].entries())
       await run(
-        'INSERT INTO network_service_config_macs (network_service_config, mac) VALUES (:id, :mac)',
-        { id, mac },
+        'INSERT INTO network_service_config_macs (network_service_config, mac, position) VALUES (:id, :mac, :position)',
+        { id, mac, position },
         transaction,
       );
   }
