@@ -109,18 +109,18 @@ export async function startApi(options: {
     sequelize: db.sequelize,
     logger,
     onRefused: metrics?.countRateLimitRefusal,
-    settings: {
-      authPerAddress: config.rateLimitAuthPerAddress,
-      authPerKey: config.rateLimitAuthPerKey,
-      perAccount: config.rateLimitPerAccount,
-      perAddress: config.rateLimitPerAddress,
-    },
+    settings: config.rateLimits,
   });
+  // A handler sees its request's headers but not its address: the guard, which sees the request,
+  // notes the address under the headers for the login's failure budgets.
+  const authAddresses = new WeakMap<object, string>();
   const guards: RequestGuards = {
-    anonymous: (req, operationId) =>
-      operationId.startsWith('auth_')
-        ? limits.authByAddress(addressKey(req.ip))
-        : limits.byAddress(addressKey(req.ip)),
+    anonymous(req, operationId) {
+      const address = addressKey(req.ip);
+      if (!operationId.startsWith('auth_')) return limits.byAddress(address);
+      authAddresses.set(req.headers, address);
+      return limits.authByAddress(address);
+    },
     caller: (_req, caller) => limits.byAccount(caller.accountId),
   };
   const document = loadSpec();
@@ -157,7 +157,11 @@ export async function startApi(options: {
       ...authOperations({
         credentials: db.credentials,
         tokens,
-        limitPerKey: limits.authByKey,
+        limitFailures: (context, apiKey, verify) =>
+          limits.login(
+            { apiKey, address: authAddresses.get(context.headers) ?? addressKey(undefined) },
+            verify,
+          ),
         onToken: metrics?.countToken,
       }),
       ...familyOperations({

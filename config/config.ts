@@ -33,14 +33,8 @@ export interface Config {
   refreshTokenTtlSeconds: number;
   /** How long a login lasts, however often its refresh tokens are used (seconds). */
   refreshFamilyTtlSeconds: number;
-  /** Requests a client address may make to the two auth operations, per window. */
-  rateLimitAuthPerAddress: RateLimit | null;
-  /** Requests to `POST /auth/token` naming one API key, per window. */
-  rateLimitAuthPerKey: RateLimit | null;
-  /** Requests of one account to authenticated operations, per window. */
-  rateLimitPerAccount: RateLimit | null;
-  /** Requests of a client address without a valid token (discovery, rejected tokens), per window. */
-  rateLimitPerAddress: RateLimit | null;
+  /** The rate limits by what they count (api/rate-limits.ts); null where a limit is off. */
+  rateLimits: Record<RateLimitName, RateLimit | null>;
   /** Express `trust proxy`: which peers may name the client's address in X-Forwarded-For. */
   trustProxy: string | undefined;
   /** How long a request may take to arrive whole, headers and body (milliseconds). */
@@ -81,9 +75,9 @@ export interface Config {
    * once: ports, sub-accounts and open orders; 0 means no limit.
    */
   quotas: { ports: number; sub_accounts: number; open_orders: number };
-  /** Port of the process's own Prometheus listener (`GET /metrics`); null when metrics are off. */
   /** Workflows a worker keeps cached between their tasks (WORKER_CACHED_WORKFLOWS); undefined: the SDK's choice. */
   workerCachedWorkflows: number | undefined;
+  /** Port of the process's own Prometheus listener (`GET /metrics`); null when metrics are off. */
   metricsPort: number | null;
   /** Port of the Temporal SDK runtime's Prometheus exporter in the worker; null when it is off. */
   temporalMetricsPort: number | null;
@@ -99,6 +93,21 @@ export interface Config {
 export interface RateLimit {
   points: number;
   durationSeconds: number;
+}
+
+/** The variable of each rate limit, by what the limit counts. */
+const RATE_LIMIT_VARIABLES = {
+  authPerAddress: 'RATE_LIMIT_AUTH_PER_ADDRESS',
+  authFailuresPerAddress: 'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS',
+  authFailuresPerKey: 'RATE_LIMIT_AUTH_FAILURES_PER_KEY',
+  perAccount: 'RATE_LIMIT_PER_ACCOUNT',
+  perAddress: 'RATE_LIMIT_PER_ADDRESS',
+} as const;
+export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
+
+/** A rate limit's variable, read by parseRateLimit. */
+function rateLimitVariable(name: string, value: string, counts: string): ConfigVariable {
+  return { name, default: value, description: `${counts} (requests/window such as 30/1m, or 0 for none)` };
 }
 
 export class ConfigError extends Error {
@@ -177,26 +186,11 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     description:
       'how long a login lasts however often it is refreshed; then the key and secret are needed again',
   },
-  {
-    name: 'RATE_LIMIT_AUTH_PER_ADDRESS',
-    default: '30/1m',
-    description: 'requests to the two auth operations per client address (requests/window, or 0 for none)',
-  },
-  {
-    name: 'RATE_LIMIT_AUTH_PER_KEY',
-    default: '10/1m',
-    description: 'requests to POST /auth/token per API key (requests/window, or 0 for none)',
-  },
-  {
-    name: 'RATE_LIMIT_PER_ACCOUNT',
-    default: '1200/1m',
-    description: 'requests with an access token per account (requests/window, or 0 for none)',
-  },
-  {
-    name: 'RATE_LIMIT_PER_ADDRESS',
-    default: '600/1m',
-    description: 'requests without a valid access token per client address (requests/window, or 0 for none)',
-  },
+  rateLimitVariable('RATE_LIMIT_AUTH_PER_ADDRESS', '600/1m', 'token and refresh requests per client address'),
+  rateLimitVariable('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', '30/1m', 'failed logins per client address'),
+  rateLimitVariable('RATE_LIMIT_AUTH_FAILURES_PER_KEY', '10/1m', 'failed logins per key and client address'),
+  rateLimitVariable('RATE_LIMIT_PER_ACCOUNT', '1200/1m', 'requests with an access token per account'),
+  rateLimitVariable('RATE_LIMIT_PER_ADDRESS', '600/1m', 'requests without a valid token per client address'),
   {
     name: 'TRUST_PROXY',
     default: '',
@@ -208,11 +202,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     default: '60s',
     description: 'time a request may take to arrive whole (its headers within a tenth of it, at most 10 s)',
   },
-  {
-    name: 'MAX_CONNECTIONS',
-    default: '1024',
-    description: 'connections one API process holds open at most',
-  },
+  { name: 'MAX_CONNECTIONS', default: '1024', description: 'connections one API process holds open at most' },
   {
     name: 'LOG_LEVEL',
     default: 'info',
@@ -556,13 +546,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     accessTokenTtlSeconds,
     refreshTokenTtlSeconds,
     refreshFamilyTtlSeconds,
-    rateLimitAuthPerAddress: parseRateLimit(
-      'RATE_LIMIT_AUTH_PER_ADDRESS',
-      get('RATE_LIMIT_AUTH_PER_ADDRESS'),
-    ),
-    rateLimitAuthPerKey: parseRateLimit('RATE_LIMIT_AUTH_PER_KEY', get('RATE_LIMIT_AUTH_PER_KEY')),
-    rateLimitPerAccount: parseRateLimit('RATE_LIMIT_PER_ACCOUNT', get('RATE_LIMIT_PER_ACCOUNT')),
-    rateLimitPerAddress: parseRateLimit('RATE_LIMIT_PER_ADDRESS', get('RATE_LIMIT_PER_ADDRESS')),
+    rateLimits: Object.fromEntries(
+      Object.entries(RATE_LIMIT_VARIABLES).map(([limit, name]) => [limit, parseRateLimit(name, get(name))]),
+    ) as Config['rateLimits'],
     trustProxy: get('TRUST_PROXY').trim() || undefined,
     requestTimeoutMs: parseDuration('REQUEST_TIMEOUT', get('REQUEST_TIMEOUT')) * 1000,
     maxConnections: parseInteger('MAX_CONNECTIONS', get('MAX_CONNECTIONS'), 1, 1_000_000),

@@ -1,7 +1,7 @@
 import type { CredentialRepository } from '../../db/repositories/credential-repository';
 import { AuthenticationError, SignatureExpiredError } from '../../domain/errors';
 import type { Schemas } from '../../spec';
-import type { OperationDefinition, Reply } from '../operations';
+import type { OperationContext, OperationDefinition, Reply } from '../operations';
 import type { TokenService } from '../token-service';
 
 /**
@@ -11,8 +11,15 @@ import type { TokenService } from '../token-service';
 export function authOperations(deps: {
   credentials: CredentialRepository;
   tokens: TokenService;
-  /** Counts a login attempt for the API key it names (guessing one key's secret from many addresses). */
-  limitPerKey: (apiKey: string) => Promise<void>;
+  /**
+   * Runs the check of a login's key and secret within the failure budgets of the request's client
+   * address (api/rate-limits.ts): refused before it is checked once they are used up.
+   */
+  limitFailures: <T>(
+    context: OperationContext,
+    apiKey: string,
+    verify: () => Promise<T | null>,
+  ) => Promise<T | null>;
   /** Told of every pair issued and every request refused for its credentials or refresh token. */
   onToken?: (operationId: string, outcome: 'issued' | 'refused') => void;
 }): OperationDefinition[] {
@@ -57,10 +64,11 @@ export function authOperations(deps: {
     {
       operationId: 'auth_token_create',
       authenticated: false,
-      async handle({ body }) {
-        const { api_key, api_secret } = body as Schemas['AuthTokenRequest'];
-        await deps.limitPerKey(api_key);
-        const key = await credentials.verifyApiKey(api_key, api_secret);
+      async handle(context) {
+        const { api_key, api_secret } = context.body as Schemas['AuthTokenRequest'];
+        const key = await deps.limitFailures(context, api_key, () =>
+          credentials.verifyApiKey(api_key, api_secret),
+        );
         if (!key) throw new AuthenticationError('the API key and secret do not match an active key');
         return issue({ accountId: key.accountId, apiKey: key.apiKey });
       },

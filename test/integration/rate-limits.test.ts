@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import type { RateLimitSettings } from '../../api/rate-limits';
 import { createRateLimits } from '../../api/rate-limits';
 import type { ApiService } from '../../api/server';
 import { RequestProblem } from '../../api/request-problems';
@@ -14,14 +15,30 @@ import { stack, startSecondApi } from '../support/stack';
  */
 const LIMITS = {
   TRUST_PROXY: 'loopback',
-  RATE_LIMIT_AUTH_PER_ADDRESS: '6/1m',
-  RATE_LIMIT_AUTH_PER_KEY: '4/1m',
+  RATE_LIMIT_AUTH_PER_ADDRESS: '20/1m',
+  RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '6/1m',
+  RATE_LIMIT_AUTH_FAILURES_PER_KEY: '3/1m',
   RATE_LIMIT_PER_ACCOUNT: '10/1m',
   RATE_LIMIT_PER_ADDRESS: '8/1m',
 };
 
-/** A client address of a documentation network (TEST-NET-2); .251 to .254 stay free for other clients. */
-const someAddress = () => `198.51.100.${1 + (randomBytes(1)[0] % 250)}`;
+/** Every limit off, for limiters a case builds itself. */
+const NO_LIMITS: RateLimitSettings = {
+  authPerAddress: null,
+  authFailuresPerAddress: null,
+  authFailuresPerKey: null,
+  perAccount: null,
+  perAddress: null,
+};
+
+/** Client addresses of a documentation network (TEST-NET-2), a new one at each call. */
+const someAddress = (() => {
+  let next = randomBytes(1)[0];
+  return () => `198.51.100.${1 + (next++ % 250)}`;
+})();
+
+/** A key's wrong secret: right length, wrong bytes. */
+const WRONG_SECRET = 'x'.repeat(86);
 
 function assertLimited(response: HttpResponse, what: RegExp): void {
   assert.equal(response.status, 429, response.text);
@@ -60,46 +77,113 @@ describe('rate limits', function () {
 
   const via = (api: ApiService, from: string) => ({ baseUrl: api.url, headers: { 'x-forwarded-for': from } });
 
-  it('limits token requests per client address, wrong secrets included, on every replica together', async () => {
+  /** Asks for a token with this key and secret from an address, on the replicas in turn. */
+  let turn = 0;
+  const login = (from: string, apiKey: string, apiSecret: string) =>
+    request('POST', '/auth/token', {
+      ...via(turn++ % 2 ? second : first, from),
+      body: { api_key: apiKey, api_secret: apiSecret },
+    });
+
+  async function statusesOf(count: number, attempt: () => Promise<HttpResponse>) {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i += 1) statuses.push((await attempt()).status);
+    return statuses;
+  }
+
+  it('never refuses correct logins of a key for their number, below the limit of their address', async () => {
+    const key = await freshKey();
+    const from = someAddress();
+    // An apply, a plan, a change and a destroy of a few provider aliases: more logins than budgets
+    // of failures, well within a minute.
+    const statuses = await statusesOf(16, () => login(from, key.apiKey, key.apiSecret));
+    assert.deepEqual(statuses, Array<number>(16).fill(201));
+    // Other addresses log in with the same key as often.
+    assert.deepEqual(
+      await statusesOf(4, () => login(someAddress(), key.apiKey, key.apiSecret)),
+      [201, 201, 201, 201],
+    );
+  });
+
+  it('refuses an address its logins with a key once it has failed with it too often, and no other address', async () => {
+    const key = await freshKey();
+    const attacker = someAddress();
+    const wrong = await statusesOf(5, () => login(attacker, key.apiKey, WRONG_SECRET));
+    assert.deepEqual(wrong, [401, 401, 401, 429, 429]);
+    // The right secret from there is refused as well: past its budget, an address learns nothing.
+    const right = await login(attacker, key.apiKey, key.apiSecret);
+    assertLimited(right, /failed logins for this API key from your address: at most 3 in 60 s/);
+    // The owner, elsewhere, is not held back, on either replica.
+    const owner = someAddress();
+    assert.deepEqual(await statusesOf(2, () => login(owner, key.apiKey, key.apiSecret)), [201, 201]);
+    // Nor is another key at the failing address: its own budget is not used up.
+    const other = await freshKey();
+    assert.equal((await login(attacker, other.apiKey, other.apiSecret)).status, 201);
+  });
+
+  it('refuses an address every login once it has failed too often, whatever keys it named', async () => {
+    const victim = await freshKey();
+    const bystander = await freshKey();
+    const attacker = someAddress();
+    const guessed = await statusesOf(7, () => login(attacker, randomBytes(8).toString('hex'), WRONG_SECRET));
+    assert.deepEqual(guessed, [401, 401, 401, 401, 401, 401, 429]);
+    const refused = await login(attacker, victim.apiKey, victim.apiSecret);
+    assertLimited(refused, /failed logins from your address: at most 6 in 60 s/);
+    assert.equal((await login(attacker, bystander.apiKey, bystander.apiSecret)).status, 429);
+    // Neither key is refused to anybody else.
+    assert.equal((await login(someAddress(), victim.apiKey, victim.apiSecret)).status, 201);
+    assert.equal((await login(someAddress(), bystander.apiKey, bystander.apiSecret)).status, 201);
+  });
+
+  it("forgives a key's failures at an address once it logs in there with its secret", async () => {
+    const key = await freshKey();
+    const from = someAddress();
+    assert.deepEqual(await statusesOf(2, () => login(from, key.apiKey, WRONG_SECRET)), [401, 401]);
+    assert.equal((await login(from, key.apiKey, key.apiSecret)).status, 201);
+    // Three more failures are the key's whole budget again; the address's own has one left.
+    assert.deepEqual(await statusesOf(3, () => login(from, key.apiKey, WRONG_SECRET)), [401, 401, 401]);
+    assertLimited(await login(from, key.apiKey, key.apiSecret), /failed logins for this API key/);
+  });
+
+  it('counts the failures of keys of any characters, on every replica together', async () => {
+    for (const apiKey of ['é'.repeat(16), 'k€y '.repeat(4), `${'%e9'.repeat(5)}%`]) {
+      const from = someAddress();
+      // The key's budget is counted in the database: the fourth failure, on either replica, is refused.
+      const statuses = await statusesOf(4, () => login(from, apiKey, WRONG_SECRET));
+      assert.deepEqual(statuses, [401, 401, 401, 429], apiKey);
+    }
+  });
+
+  it('limits the auth requests of an address, right or wrong, on every replica together', async () => {
     const key = await freshKey();
     const from = someAddress();
     const answers: HttpResponse[] = [];
-    for (let i = 0; i < 9; i += 1) {
+    let refreshToken = '';
+    for (let i = 0; i < 22; i += 1) {
       const api = i % 2 ? second : first;
-      const secret = i < 3 ? 'x'.repeat(86) : key.apiSecret;
-      answers.push(
-        await request('POST', '/auth/token', {
-          ...via(api, from),
-          body: { api_key: i < 3 ? randomBytes(8).toString('hex') : key.apiKey, api_secret: secret },
-        }),
-      );
+      const answer =
+        i % 2 && refreshToken
+          ? await request('POST', '/auth/refresh', {
+              ...via(api, from),
+              body: { refresh_token: refreshToken },
+            })
+          : await request('POST', '/auth/token', {
+              ...via(api, from),
+              body: { api_key: key.apiKey, api_secret: i === 4 ? WRONG_SECRET : key.apiSecret },
+            });
+      refreshToken = (answer.body.refresh_token as string | undefined) ?? refreshToken;
+      answers.push(answer);
     }
+    const statuses = answers.map((answer) => answer.status);
+    assert.deepEqual(statuses.slice(20), [429, 429]);
     assert.deepEqual(
-      answers.map((a) => a.status),
-      [401, 401, 401, 201, 201, 201, 429, 429, 429],
+      statuses.slice(0, 20),
+      statuses.slice(0, 20).map((_, i) => (i === 4 ? 401 : 201)),
     );
-    assertLimited(answers[6], /token requests from your address/);
+    assertLimited(answers[20], /token requests from your address: at most 20 in 60 s/);
+    assertLimited(answers[21], /token requests from your address/);
     // Another address is not held back by it.
-    const elsewhere = await request('POST', '/auth/token', {
-      ...via(first, '198.51.100.252'),
-      body: { api_key: key.apiKey, api_secret: key.apiSecret },
-    });
-    assert.equal(elsewhere.status, 201);
-  });
-
-  it('limits token requests per API key, from however many addresses', async () => {
-    const key = await freshKey();
-    const statuses: number[] = [];
-    let last: HttpResponse | undefined;
-    for (let i = 0; i < 6; i += 1) {
-      last = await request('POST', '/auth/token', {
-        ...via(i % 2 ? second : first, `203.0.113.${10 + i}`),
-        body: { api_key: key.apiKey, api_secret: i === 0 ? 'y'.repeat(86) : key.apiSecret },
-      });
-      statuses.push(last.status);
-    }
-    assert.deepEqual(statuses, [401, 201, 201, 201, 429, 429]);
-    assertLimited(last!, /token requests for this API key/);
+    assert.equal((await login(someAddress(), key.apiKey, key.apiSecret)).status, 201);
   });
 
   it('limits the requests of an account, across replicas, and no other account', async () => {
@@ -170,12 +254,7 @@ describe('rate limits', function () {
     const refused: string[] = [];
     const limits = createRateLimits({
       sequelize: db.sequelize,
-      settings: {
-        authPerAddress: null,
-        authPerKey: null,
-        perAccount: { points: 3, durationSeconds: 2 },
-        perAddress: null,
-      },
+      settings: { ...NO_LIMITS, perAccount: { points: 3, durationSeconds: 2 } },
       logger,
       onRefused: (limit) => refused.push(limit),
     });
@@ -199,7 +278,7 @@ describe('rate limits', function () {
     assert.deepEqual(await outcomes(5), ['counted', 'counted', 'counted', 'refused', 'refused']);
     assert.deepEqual(refused, ['per_account', 'per_account']);
     const [[row]] = (await db.sequelize.query('SELECT points, expire FROM rate_limits WHERE `key` = :key', {
-      replacements: { key: `byAccount:${key}` },
+      replacements: { key: `perAccount:${key}` },
     })) as [Array<{ points: number; expire: number }>, unknown];
     assert.equal(row.points, 5);
     assert.ok(row.expire >= started + 2_000 && row.expire <= Date.now() + 2_000, String(row.expire));
@@ -210,12 +289,11 @@ describe('rate limits', function () {
 
   it('counts requests that arrive together exactly, on every replica together', async () => {
     const { db, logger } = stack();
-    const settings = { authPerAddress: null, authPerKey: null, perAddress: null };
     // Two limiters on one database stand for two replicas.
     const replicas = [0, 1].map(() =>
       createRateLimits({
         sequelize: db.sequelize,
-        settings: { ...settings, perAccount: { points: 25, durationSeconds: 60 } },
+        settings: { ...NO_LIMITS, perAccount: { points: 25, durationSeconds: 60 } },
         logger,
       }),
     );
@@ -232,7 +310,7 @@ describe('rate limits', function () {
     assert.equal(outcomes.filter((outcome) => outcome === 'counted').length, 25, String(outcomes));
     assert.equal(outcomes.filter((outcome) => outcome === 'refused').length, 15, String(outcomes));
     const [[row]] = (await db.sequelize.query('SELECT points FROM rate_limits WHERE `key` = :key', {
-      replacements: { key: `byAccount:${key}` },
+      replacements: { key: `perAccount:${key}` },
     })) as [Array<{ points: number }>, unknown];
     assert.equal(row.points, 40);
   });

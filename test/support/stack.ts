@@ -74,7 +74,8 @@ export function testEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Proce
     // (counting them would be half the database's statements); test/integration/rate-limits.test.ts
     // and metrics.test.ts start APIs of their own with limits, and reach them.
     RATE_LIMIT_AUTH_PER_ADDRESS: '0',
-    RATE_LIMIT_AUTH_PER_KEY: '0',
+    RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '0',
+    RATE_LIMIT_AUTH_FAILURES_PER_KEY: '0',
     RATE_LIMIT_PER_ACCOUNT: '0',
     RATE_LIMIT_PER_ADDRESS: '0',
     ...overrides,

@@ -31,10 +31,14 @@ describe('configuration', () => {
     assert.equal(config.statsSampleIntervalSeconds, 300);
     assert.equal(config.supervisionIntervalSeconds, 30);
     assert.equal(config.refreshFamilyTtlSeconds, 30 * 86400);
-    assert.deepEqual(config.rateLimitAuthPerAddress, { points: 30, durationSeconds: 60 });
-    assert.deepEqual(config.rateLimitAuthPerKey, { points: 10, durationSeconds: 60 });
-    assert.deepEqual(config.rateLimitPerAccount, { points: 1200, durationSeconds: 60 });
-    assert.deepEqual(config.rateLimitPerAddress, { points: 600, durationSeconds: 60 });
+    // Logins are refused for their failures; correct ones only past hundreds a minute.
+    assert.deepEqual(config.rateLimits, {
+      authPerAddress: { points: 600, durationSeconds: 60 },
+      authFailuresPerAddress: { points: 30, durationSeconds: 60 },
+      authFailuresPerKey: { points: 10, durationSeconds: 60 },
+      perAccount: { points: 1200, durationSeconds: 60 },
+      perAddress: { points: 600, durationSeconds: 60 },
+    });
     assert.equal(config.trustProxy, undefined);
     assert.equal(config.requestTimeoutMs, 60_000);
     assert.equal(config.maxConnections, 1024);
@@ -64,7 +68,8 @@ describe('configuration', () => {
     const config = loadConfig({
       ...keys,
       RATE_LIMIT_AUTH_PER_ADDRESS: '5/30s',
-      RATE_LIMIT_AUTH_PER_KEY: '0',
+      RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '3/5m',
+      RATE_LIMIT_AUTH_FAILURES_PER_KEY: '0',
       RATE_LIMIT_PER_ACCOUNT: '10000/1h',
       RATE_LIMIT_PER_ADDRESS: '100 / 90',
       TRUST_PROXY: 'loopback, uniquelocal',
@@ -72,17 +77,21 @@ describe('configuration', () => {
       MAX_CONNECTIONS: '64',
       REFRESH_FAMILY_TTL: '7d',
     });
-    assert.deepEqual(config.rateLimitAuthPerAddress, { points: 5, durationSeconds: 30 });
-    assert.equal(config.rateLimitAuthPerKey, null);
-    assert.deepEqual(config.rateLimitPerAccount, { points: 10000, durationSeconds: 3600 });
-    assert.deepEqual(config.rateLimitPerAddress, { points: 100, durationSeconds: 90 });
+    assert.deepEqual(config.rateLimits, {
+      authPerAddress: { points: 5, durationSeconds: 30 },
+      authFailuresPerAddress: { points: 3, durationSeconds: 300 },
+      authFailuresPerKey: null,
+      perAccount: { points: 10000, durationSeconds: 3600 },
+      perAddress: { points: 100, durationSeconds: 90 },
+    });
     assert.equal(config.trustProxy, 'loopback, uniquelocal');
     assert.equal(config.requestTimeoutMs, 120_000);
     assert.equal(config.maxConnections, 64);
     assert.equal(config.refreshFamilyTtlSeconds, 7 * 86400);
     failsOn('RATE_LIMIT_PER_ACCOUNT', { RATE_LIMIT_PER_ACCOUNT: '100' });
     failsOn('RATE_LIMIT_PER_ACCOUNT', { RATE_LIMIT_PER_ACCOUNT: '0/1m' });
-    failsOn('RATE_LIMIT_AUTH_PER_KEY', { RATE_LIMIT_AUTH_PER_KEY: '10/forever' });
+    failsOn('RATE_LIMIT_AUTH_FAILURES_PER_KEY', { RATE_LIMIT_AUTH_FAILURES_PER_KEY: '10/forever' });
+    failsOn('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', { RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '-1/1m' });
     failsOn('MAX_CONNECTIONS', { MAX_CONNECTIONS: '0' });
     failsOn('REFRESH_FAMILY_TTL', { REFRESH_FAMILY_TTL: '30m' });
   });

@@ -236,7 +236,7 @@ const SECRET_NAMES = CONFIG_VARIABLES.filter((variable) => variable.secret).map(
 /** An environment variable that would carry a credential's value. */
 const LOOKS_SECRET = /PASSWORD|SECRET|_KEY$|^DATABASE_URL$/;
 /** Names that look like credentials but hold none (a rate limit counted per API key). */
-const NOT_SECRETS = new Set(['RATE_LIMIT_AUTH_PER_KEY']);
+const NOT_SECRETS = new Set(['RATE_LIMIT_AUTH_FAILURES_PER_KEY']);
 
 describe('deployment: docker-compose.yml', () => {
   it('is a valid Compose file according to the compose-spec JSON schema', () => {
