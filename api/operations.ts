@@ -22,6 +22,8 @@ export interface OperationContext {
   query: Request['query'];
   body: unknown;
   headers: Request['headers'];
+  /** The client's address, as Express reads it (behind a trusted proxy, the forwarded one). */
+  address?: string;
   caller: Caller | undefined;
   log: Logger;
 }
@@ -175,6 +177,7 @@ export function mountOperations(options: {
           query: req.query,
           body: req.body,
           headers: req.headers,
+          address: req.ip,
           caller,
           log: req.log,
         });

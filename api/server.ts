@@ -111,16 +111,11 @@ export async function startApi(options: {
     onRefused: metrics?.countRateLimitRefusal,
     settings: config.rateLimits,
   });
-  // A handler sees its request's headers but not its address: the guard, which sees the request,
-  // notes the address under the headers for the login's failure budgets.
-  const authAddresses = new WeakMap<object, string>();
   const guards: RequestGuards = {
-    anonymous(req, operationId) {
-      const address = addressKey(req.ip);
-      if (!operationId.startsWith('auth_')) return limits.byAddress(address);
-      authAddresses.set(req.headers, address);
-      return limits.authByAddress(address);
-    },
+    anonymous: (req, operationId) =>
+      operationId.startsWith('auth_')
+        ? limits.authByAddress(addressKey(req.ip))
+        : limits.byAddress(addressKey(req.ip)),
     caller: (_req, caller) => limits.byAccount(caller.accountId),
   };
   const document = loadSpec();
@@ -158,10 +153,7 @@ export async function startApi(options: {
         credentials: db.credentials,
         tokens,
         limitFailures: (context, apiKey, verify) =>
-          limits.login(
-            { apiKey, address: authAddresses.get(context.headers) ?? addressKey(undefined) },
-            verify,
-          ),
+          limits.login({ apiKey, address: addressKey(context.address) }, verify),
         onToken: metrics?.countToken,
       }),
       ...familyOperations({
