@@ -23,9 +23,11 @@ export function cancellationOperations(spec: {
   writes: WriteContext;
   policies: ReturnType<typeof cancellationPolicies>;
   allow: (id: string, scope: Scope, need: Need) => Promise<unknown>;
+  /** Records the cancellation on `policy`'s day (`body` is the DELETE's, for a policy of another resource). */
   cancel: (
     id: string,
     policy: CancellationPolicy,
+    body: unknown,
   ) => Promise<{ resource: unknown; messages: PendingMessage[] }>;
 }): OperationDefinition[] {
   const { writes, policies } = spec;
@@ -36,7 +38,7 @@ export function cancellationOperations(spec: {
       async handle({ params, body, caller }) {
         await spec.allow(params.id, await writes.scope(caller), 'change');
         const policy = await policies.forCancellation(params.id, body);
-        const { resource, messages } = await spec.cancel(params.id, policy);
+        const { resource, messages } = await spec.cancel(params.id, policy, body);
         await deliverAll(writes.starter, messages);
         return { status: 202, body: resource };
       },

@@ -87,6 +87,14 @@ export function openDatabase(
     cascade: (configId, policy, transaction) =>
       networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
   });
+  const connections = createConnectionRepository({
+    sequelize,
+    events,
+    outbox,
+    portAllocation,
+    quotas,
+    clock,
+  });
   return {
     sequelize,
     accounts: createAccountRepository({ sequelize, models, events, outbox, quotas }),
@@ -111,8 +119,15 @@ export function openDatabase(
     networkFeatureConfigs,
     outbox,
     portAllocation,
-    connections: createConnectionRepository({ sequelize, events, outbox, portAllocation, quotas, clock }),
-    portReservations: createPortReservationRepository({ sequelize, events, outbox, portAllocation, quotas }),
+    connections,
+    portReservations: createPortReservationRepository({
+      sequelize,
+      events,
+      outbox,
+      portAllocation,
+      quotas,
+      cancelConnection: connections.cancelWithin,
+    }),
     traffic: createTrafficRepository({ sequelize }),
     deviceHoldings: createDeviceHoldingsRepository({ sequelize }),
     async ping() {

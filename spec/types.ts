@@ -394,7 +394,10 @@ export interface paths {
         /** Replace a port reservation. */
         put: operations["port_reservations_update"];
         post?: never;
-        /** Cancel a port reservation; its port is released. */
+        /**
+         * Cancel a port reservation; its port is released.
+         * @description The last port reservation of a connection (every other one going or gone) takes the connection along: both go to decommission_requested on the day of the connection's cancellation policy, under the rules of the connection's own DELETE (refused while a live network service config is on it).
+         */
         delete: operations["port_reservations_destroy"];
         options?: never;
         head?: never;
@@ -5819,7 +5822,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The decommission day and the last day charged. */
+            /** @description The decommission day and the last day charged; for the last port reservation of a connection, which takes the connection along, the connection's. */
             200: {
                 headers: {
                     [name: string]: unknown;

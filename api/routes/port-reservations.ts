@@ -35,7 +35,7 @@ export const PORT_RESERVATION_COLLECTIONS: readonly CollectionEntry[] = [
 
 /**
  * Port reservations: a customer adds a port to a bundle in production by reserving one, and gives
- * one back by cancelling its reservation (never the last: that is cancelling the connection).
+ * one back by cancelling its reservation (the last one takes the connection along).
  * Who may change or see a reservation follows its connection.
  */
 function portReservationOperations(deps: {
@@ -53,6 +53,14 @@ function portReservationOperations(deps: {
     terms: (id) => deps.reservations.cancellationTerms(id),
     what: 'port-reservations',
     earliest: (day) => `the port can be given back on ${day} at the earliest`,
+    clock: deps.clock,
+  });
+  /** The policy of a reservation's connection: the last port takes the connection along. */
+  const connectionPolicies = cancellationPolicies({
+    terms: (id) => deps.connections.cancellationTerms(id),
+    what: 'connections',
+    earliest: (day) =>
+      `this is the last port of its connection, which goes with it: on ${day} at the earliest`,
     clock: deps.clock,
   });
 
@@ -158,8 +166,10 @@ function portReservationOperations(deps: {
       writes,
       policies,
       allow: load,
-      cancel: async (id, policy) => {
-        const { reservation, messages } = await deps.reservations.end(id, policy);
+      cancel: async (id, policy, body) => {
+        const { reservation, messages } = await deps.reservations.end(id, policy, (connection) =>
+          connectionPolicies.forCancellation(connection, body),
+        );
         return { resource: reservation, messages };
       },
     }),

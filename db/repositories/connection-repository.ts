@@ -1,4 +1,4 @@
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type {
   ConnectionMode,
   ConnectionOffering,
@@ -17,6 +17,7 @@ import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } fr
 import type { PortAllocation } from './port-allocation';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore, provisioningWorkflowId } from './connection-store';
+import type { LifecycleRow } from './lifecycle-store';
 import { createLifecycleStore } from './lifecycle-store';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
@@ -204,6 +205,21 @@ export function createConnectionRepository(deps: {
       );
     },
   });
+
+  /**
+   * Asks for the connection to go, within a transaction that locked it already (its own DELETE, or
+   * the DELETE of its last port reservation): refused while configs on it are live.
+   */
+  async function cancelWithin(
+    id: string,
+    row: LifecycleRow,
+    policy: CancellationPolicy,
+    transaction: Transaction,
+  ): Promise<PendingMessage[]> {
+    if (row.state !== 'decommissioned' && row.state !== 'cancelled')
+      await refuseWhileCarrying(id, 'the connection cannot go', transaction, 'live');
+    return lifecycle.requestCancellationIn(id, row, policy, transaction);
+  }
 
   return {
     /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -442,13 +458,12 @@ export function createConnectionRepository(deps: {
       policy: CancellationPolicy,
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
-        const row = await lifecycle.lock(id, transaction);
-        if (row.state !== 'decommissioned' && row.state !== 'cancelled')
-          await refuseWhileCarrying(id, 'the connection cannot go', transaction, 'live');
-        const messages = await lifecycle.requestCancellationIn(id, row, policy, transaction);
+        const messages = await cancelWithin(id, await lifecycle.lock(id, transaction), policy, transaction);
         return { connection: (await read(id, transaction))!, messages };
       });
     },
+
+    cancelWithin,
 
     /**
      * Stores a change of the connection's writable properties. A change of how the ports are

@@ -1,9 +1,10 @@
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy } from '../../domain/cancellation';
 import { UnableToFulfillError } from '../../domain/errors';
 import type { State } from '../../domain/states';
-import { isGoing, transition } from '../../domain/states';
+import { GOING_STATES, isGoing, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
+import type { ConnectionRepository } from './connection-repository';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
@@ -46,8 +47,10 @@ export function createPortReservationRepository(deps: {
   outbox: OutboxRepository;
   portAllocation: PortAllocation;
   quotas: QuotaGuard;
+  /** Asks for a connection to go, within a transaction that locked it (the connection repository's). */
+  cancelConnection: ConnectionRepository['cancelWithin'];
 }) {
-  const { sequelize, events, outbox, portAllocation, quotas } = deps;
+  const { sequelize, events, outbox, portAllocation, quotas, cancelConnection } = deps;
   const {
     select,
     tell,
@@ -59,6 +62,46 @@ export function createPortReservationRepository(deps: {
     termsOf,
     reconsider,
   } = createConnectionStore({ sequelize, events, outbox });
+
+  /** The last port's DELETE asks its connection to go; a refusal (configs live on it) names the connection too. */
+  async function takeConnection(
+    id: string,
+    connection: string,
+    row: Parameters<typeof cancelConnection>[1],
+    policy: CancellationPolicy,
+    transaction: Transaction,
+  ): Promise<PendingMessage[]> {
+    try {
+      return await cancelConnection(connection, row, policy, transaction);
+    } catch (error) {
+      if (!(error instanceof UnableToFulfillError)) throw error;
+      throw new UnableToFulfillError(
+        'id',
+        `this is the last port of connection ${connection}, which would go with it, but ${error.message}`,
+        [
+          {
+            resource_type: 'port-reservations',
+            resource_id: id,
+            resource_property: 'connection',
+            remote_resource_type: 'connections',
+            remote_resource_id: connection,
+          },
+          ...error.conflicts,
+        ],
+      );
+    }
+  }
+
+  /** Whether no other port of the connection stays: each other reservation is going or gone. */
+  async function isLast(id: string, connection: string, transaction?: Transaction): Promise<boolean> {
+    const [staying] = await select<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM port_reservations
+        WHERE connection = :connection AND id <> :id AND state NOT IN (:going)`,
+      { connection, id, going: GOING_STATES },
+      transaction,
+    );
+    return Number(staying.n) === 0;
+  }
 
   return {
     /** A port reservation as IX-API shows it. */
@@ -160,11 +203,15 @@ export function createPortReservationRepository(deps: {
 
     /**
      * Ends a reservation: its port leaves the bundle on the policy's day (the connection's workflow
-     * takes it out and gives it back). One already gone is archived; one going stays as it is.
+     * takes it out and gives it back). One already gone is archived; one going stays as it is. The
+     * last port of a connection takes the connection along, on the day `whole` gives (the
+     * connection's policy): clients that tear a configuration down in dependency order give back
+     * the ports before the connection, and send no DELETE for the connection itself.
      */
     async end(
       id: string,
       policy: CancellationPolicy,
+      whole: (connection: string) => Promise<CancellationPolicy>,
     ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
       return sequelize.transaction(async (transaction) => {
         const { reservation, row } = await lockReservation(id, transaction);
@@ -188,37 +235,25 @@ export function createPortReservationRepository(deps: {
           await moveTo(transition(reservation.state, 'archive'));
         } else if (isGoing(row.state, row.cancel_requested_at !== null)) {
           // The connection is going: its reservations go with it, on its day.
+        } else if (isGoing(reservation.state, false)) {
+          // Going already, on its own day.
+        } else if (await isLast(id, reservation.connection, transaction)) {
+          const policyOfConnection = await whole(reservation.connection);
+          messages.push(
+            ...(await takeConnection(id, reservation.connection, row, policyOfConnection, transaction)),
+          );
         } else if (reservation.state === 'production') {
           if (row.state !== 'production')
             throw new UnableToFulfillError(
               'id',
               `the connection is ${row.state}; its ports can be given back once it is in production`,
             );
-          const [kept] = await select<{ n: number }>(
-            "SELECT COUNT(*) AS n FROM port_reservations WHERE connection = :connection AND state = 'production'",
-            { connection: reservation.connection },
-            transaction,
-          );
-          if (Number(kept.n) <= 1)
-            throw new UnableToFulfillError(
-              'id',
-              'this is the last port of its connection: cancel the connection (DELETE /connections/{id}) instead',
-              [
-                {
-                  resource_type: 'port-reservations',
-                  resource_id: id,
-                  resource_property: 'connection',
-                  remote_resource_type: 'connections',
-                  remote_resource_id: reservation.connection,
-                },
-              ],
-            );
           await moveTo(
             transition('production', 'request_decommission'),
             ', decommission_at = :decommission_at, charged_until = :charged_until',
           );
           messages.push(await reconsider(reservation.connection, transaction));
-        } else if (reservation.state !== 'decommission_requested' && reservation.state !== 'archived') {
+        } else {
           throw new UnableToFulfillError(
             'id',
             `the reservation is ${reservation.state}; it can be given back once its port is in production`,
@@ -229,8 +264,20 @@ export function createPortReservationRepository(deps: {
       });
     },
 
-    /** The facts a reservation's cancellation policy is worked out from (its connection's offering). */
-    cancellationTerms: (id: string) => termsOf('reservation', id),
+    /**
+     * The facts a reservation's cancellation policy is worked out from (its connection's offering);
+     * the last port of a connection goes by the connection's policy, since it takes the connection.
+     */
+    async cancellationTerms(id: string) {
+      const [found] = await select<{ connection: string }>(
+        'SELECT connection FROM port_reservations WHERE id = :id',
+        { id },
+      );
+      if (!found) return undefined;
+      return (await isLast(id, found.connection))
+        ? termsOf('connection', found.connection)
+        : termsOf('reservation', id);
+    },
 
     async loa(id: string): Promise<Buffer | null> {
       const [row] = await select<{ loa: Buffer | null }>('SELECT loa FROM port_reservations WHERE id = :id', {

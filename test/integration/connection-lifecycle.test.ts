@@ -228,7 +228,7 @@ describe('connection lifecycle over HTTP', function () {
     await reaches(connection.id, 'decommissioned');
   });
 
-  it('adds a port to a bundle with a reservation and gives it back, never the last one', async () => {
+  it('adds a port to a bundle with a reservation and gives it back, the last one with the connection', async () => {
     const connection = await live();
     assert.equal(connection.port_reservations.length, 2);
     const added = await request('POST', '/port-reservations', {
@@ -283,17 +283,22 @@ describe('connection lifecycle over HTTP', function () {
       return now.state === 'decommissioned' ? now : undefined;
     });
     await reaches(connection.id, 'production');
-    const last = await request('DELETE', `/port-reservations/${second}`, { token });
-    assert.equal(last.status, 400);
-    assert.match(last.text, /last port/);
-    const listed = await request('GET', `/port-reservations?connection=${connection.id}&state=production`, {
-      token,
-    });
-    assert.deepEqual(
-      (listed.body as Array<{ id: string }>).map((r) => r.id),
-      [second],
-    );
     assert.equal((await request('GET', `/port-reservations/${second}`, { token: other })).status, 404);
+    // The last port takes its connection along, on the connection's policy's day.
+    const policy = await request('GET', `/connections/${connection.id}/cancellation-policy`, { token });
+    const lastPolicy = await request('GET', `/port-reservations/${second}/cancellation-policy`, { token });
+    assert.deepEqual(lastPolicy.body, policy.body, 'the last port goes by its connection’s policy');
+    const last = await request('DELETE', `/port-reservations/${second}`, { token, body: null });
+    assert.equal(last.status, 202, last.text);
+    assert.equal(last.body.state, 'decommission_requested');
+    assert.equal(last.body.decommission_at, (policy.body as { decommission_at: string }).decommission_at);
+    const going = await read(connection.id);
+    assert.equal(going.state, 'decommission_requested');
+    assert.equal(going.decommission_at, last.body.decommission_at);
+    await stack()
+      .temporal.client.workflow.getHandle(provisioningWorkflowId(connection.id))
+      .signal('decommissionNow');
+    await reaches(connection.id, 'decommissioned');
   });
 
   it('decommissions a bundle whose cancellation overtakes the giving back of one of its ports', async () => {
