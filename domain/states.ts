@@ -88,16 +88,35 @@ const TROUBLE = { fail: 'error', escalate: 'operator' } as const;
 
 /** The one table of allowed transitions, used by the API, the workflows and the tests. */
 export const TRANSITIONS: Table = {
+  // Before production a resource is cancelled, or (where what it set up waits for a day, as a
+  // network service's does) asked to go like a live one.
   requested: {
     schedule: 'scheduled',
     allocate: 'allocated',
     go_live: 'production',
     cancel: 'cancelled',
+    request_decommission: 'decommission_requested',
     ...TROUBLE,
   },
-  scheduled: { allocate: 'allocated', cancel: 'cancelled', ...TROUBLE },
-  allocated: { start_testing: 'testing', go_live: 'production', cancel: 'cancelled', ...TROUBLE },
-  testing: { go_live: 'production', cancel: 'cancelled', ...TROUBLE },
+  scheduled: {
+    allocate: 'allocated',
+    cancel: 'cancelled',
+    request_decommission: 'decommission_requested',
+    ...TROUBLE,
+  },
+  allocated: {
+    start_testing: 'testing',
+    go_live: 'production',
+    cancel: 'cancelled',
+    request_decommission: 'decommission_requested',
+    ...TROUBLE,
+  },
+  testing: {
+    go_live: 'production',
+    cancel: 'cancelled',
+    request_decommission: 'decommission_requested',
+    ...TROUBLE,
+  },
   production: {
     request_change: 'production_change_pending',
     request_decommission: 'decommission_requested',

@@ -4,7 +4,7 @@ import { dayOf } from '../../domain/cancellation';
 import { NotFoundError } from '../../domain/errors';
 import type { LifecycleHappening, LifecycleResource } from '../../domain/events';
 import type { LifecycleEvent, State } from '../../domain/states';
-import { GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { canTransition, GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { sqlOf } from '../collection';
 import type { EventRepository } from './event-repository';
@@ -104,6 +104,12 @@ export function createLifecycleStore<R>(deps: {
    * answers the messages for the resources that go with it.
    */
   cascade?: (id: string, policy: CancellationPolicy, transaction: Transaction) => Promise<PendingMessage[]>;
+  /**
+   * Whether the resource, asked to go while still being provisioned, goes like a live one
+   * (`decommission_requested`, decommissioned on its day) rather than staying in its state with
+   * a cancellation mark until its workflow can stop.
+   */
+  decommissionedUnfinished?: boolean;
 }) {
   const { sequelize, events, outbox, table } = deps;
   const { select, run } = sqlOf(sequelize);
@@ -158,7 +164,10 @@ export function createLifecycleStore<R>(deps: {
       row.state === 'production' ||
       row.state === 'production_change_pending' ||
       // In trouble after going live (a change that failed): decommissioned like any live one.
-      (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator'))
+      (row.current_billing_start_date !== null && (row.state === 'error' || row.state === 'operator')) ||
+      (deps.decommissionedUnfinished &&
+        !row.cancel_requested_at &&
+        canTransition(row.state, 'request_decommission'))
     ) {
       const to = transition(row.state, 'request_decommission');
       await run(

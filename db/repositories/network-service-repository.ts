@@ -157,6 +157,9 @@ export function createNetworkServiceRepository(deps: {
     workflowId: serviceWorkflowId,
     read,
     cascade: deps.cascade,
+    // Deleted before production, a service still goes on its day: a cloud circuit may be held at
+    // the provider, and its configs go on their own days (clients delete those first).
+    decommissionedUnfinished: true,
   });
   const { lock, reconsider } = lifecycle;
 
@@ -509,14 +512,18 @@ export function createNetworkServiceRepository(deps: {
 
     /** The facts a cancellation policy of the service is worked out from. */
     async cancellationTerms(id: string): Promise<{ state: State; terms: CancellationTerms } | undefined> {
-      const [row] = await select<TermsRow & { type: string }>(
-        `SELECT s.type, ${termsColumns('s', 'o')}
+      const [row] = await select<TermsRow & { type: string; configs_go: string | null }>(
+        `SELECT s.type, ${termsColumns('s', 'o')},
+           (SELECT DATE_FORMAT(MAX(n.decommission_at), '%Y-%m-%d') FROM network_service_configs n
+             WHERE n.network_service = s.id AND n.state NOT IN (:ended)) AS configs_go
          FROM network_services s LEFT JOIN product_offerings o ON o.id = s.product_offering
          WHERE s.id = :id`,
-        { id },
+        { id, ended: ENDED_STATES },
       );
       if (!row || row.type === 'exchange_lan') return undefined;
-      return termsOf(row);
+      const { state, terms } = termsOf(row);
+      // It goes no earlier than the configs that are going already (it waits for them to end).
+      return { state, terms: { ...terms, notBefore: row.configs_go } };
     },
 
     /**

@@ -280,7 +280,7 @@ describe('network services ordered by customers', function () {
     assert.equal(outsider.status, 400, outsider.text);
   });
 
-  it('cancels services deleted right after their order, however the workflow was busy then', async () => {
+  it('ends services deleted right after their order, however the workflow was busy then', async () => {
     // Deletes that come while the workflow moves the service on, or with its look at the configs,
     // must not be lost.
     const orders = await Promise.all(
@@ -292,8 +292,11 @@ describe('network services ordered by customers', function () {
       await new Promise((resolve) => setTimeout(resolve, index * 100));
       const deleted = await request('DELETE', `/network-services/${service.id}`, { token: spree });
       assert.equal(deleted.status, 202, deleted.text);
+      // Going like a live one, on the day its policy gives (today: nothing was billed).
+      assert.equal(deleted.body.state, 'decommission_requested', deleted.text);
+      assert.equal(deleted.body.charged_until, deleted.body.decommission_at, deleted.text);
     }
-    for (const service of orders) await reaches(spree, `/network-services/${service.id}`, 'cancelled');
+    for (const service of orders) await reaches(spree, `/network-services/${service.id}`, 'decommissioned');
     await recordHistory(
       'provisionNetworkService',
       'cancel-before-production',
@@ -330,7 +333,7 @@ describe('network services ordered by customers', function () {
       [],
       `deleted service ${service.id} says it waits for configs: ${after.text}`,
     );
-    await reaches(spree, `/network-services/${service.id}`, 'cancelled');
+    await reaches(spree, `/network-services/${service.id}`, 'decommissioned');
   });
 
   describe('cloud services', () => {

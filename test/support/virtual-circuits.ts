@@ -95,3 +95,29 @@ export async function decommissionNow(workflowId: string): Promise<void> {
   );
   await handle.signal('decommissionNow');
 }
+
+/**
+ * Ends a going resource now: once its workflow waits for the decommission day, it is told to go
+ * ahead (one that had no day to wait for ends by itself). Answers the resource decommissioned.
+ */
+export function endsNow(token: string, at: string, workflowId: string): Promise<Record<string, unknown>> {
+  const handle = stack().temporal.client.workflow.getHandle(workflowId);
+  let told = false;
+  return eventually(
+    `${at} decommissioned`,
+    async () => {
+      const read = await request('GET', at, { token });
+      assert.equal(read.status, 200, `${at}: ${read.text}`);
+      if (read.body.state === 'decommissioned') return read.body as Record<string, unknown>;
+      if (!told) {
+        const step = String(await handle.query<string>('provisioningStep').catch(() => ''));
+        if (step.startsWith('decommissioning on')) {
+          await handle.signal('decommissionNow');
+          told = true;
+        }
+      }
+      return undefined;
+    },
+    30_000,
+  );
+}
