@@ -10,9 +10,16 @@ import { settleConnections } from '../support/connections';
 import { configOrder, deviceOf } from '../support/exchange-lan';
 import type { HttpResponse } from '../support/http';
 import { login, request } from '../support/http';
+import { readEvents } from '../support/pages';
 import { unreadableReferences } from '../support/references';
-import { stack } from '../support/stack';
-import { CUSTOMERS, roomiestFrankfurtOfferings, serviceOrder, vcConfig } from '../support/virtual-circuits';
+import { stack, startSecondApi } from '../support/stack';
+import {
+  CUSTOMERS,
+  endsNow as endsNowOf,
+  roomiestFrankfurtOfferings,
+  serviceOrder,
+  vcConfig,
+} from '../support/virtual-circuits';
 import { eventually } from '../support/wait';
 
 /**
@@ -129,6 +136,8 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
     peering: '',
     mac: '',
     macAddress: `02:7e:${suffix.slice(0, 2)}:${suffix.slice(2, 4)}:${suffix.slice(4, 6)}:01`,
+    secondMac: '',
+    secondMacAddress: `02:7e:${suffix.slice(0, 2)}:${suffix.slice(2, 4)}:${suffix.slice(4, 6)}:02`,
     /** A bundle of two ports: one ordered with it, one reserved afterwards. */
     bundle: '',
     firstReservation: '',
@@ -155,7 +164,6 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
   /** Everything that held something of the exchange's, to see it back at the end. */
   const held = {
     ports: [] as string[],
-    extraPort: '',
     ips: [] as string[],
     devices: new Map<string, string>(),
   };
@@ -188,30 +196,8 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
       },
       30_000,
     );
-  /**
-   * Ends a going resource now: once its workflow waits for the decommission day, it is told to go
-   * ahead (one that had no day to wait for has ended by itself). Answers it decommissioned.
-   */
-  const endsNow = (token: string, at: string, workflowId: string) => {
-    const handle = stack().temporal.client.workflow.getHandle(workflowId);
-    let told = false;
-    return eventually(
-      `${at} decommissioned`,
-      async () => {
-        const body = await read(token, at);
-        if (body.state === 'decommissioned') return body;
-        if (!told) {
-          const step = String(await handle.query<string>('provisioningStep').catch(() => ''));
-          if (step.startsWith('decommissioning on')) {
-            await handle.signal('decommissionNow');
-            told = true;
-          }
-        }
-        return undefined;
-      },
-      30_000,
-    );
-  };
+  const endsNow = async (token: string, at: string, workflowId: string) =>
+    (await endsNowOf(token, at, workflowId)) as Resource;
   const policyOf = async (token: string, at: string): Promise<Policy> => {
     const policy = await request('GET', `${at}/cancellation-policy`, { token });
     assert.equal(policy.status, 200, policy.text);
@@ -324,7 +310,6 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
     const reserved = await read(spree, path.reservation(ids.extraReservation));
     assert.equal(reserved.state, 'production');
     assert.ok(bundle.ports!.includes(reserved.port!), 'the reserved port is one of the bundle');
-    held.extraPort = reserved.port!;
     held.ports.push(
       ...bundle.ports!,
       ...(await read(spree, path.connection(ids.single))).ports!,
@@ -478,6 +463,61 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
     assert.deepEqual(circuit?.connected, [1]);
   });
 
+  it('changes the exchange-LAN config as the provider does (a purchase order, a second MAC), and what it wrote reads back in the order written', async () => {
+    const second = await create(spree, '/macs', {
+      managing_account: SPREE,
+      consuming_account: SPREE,
+      address: ids.secondMacAddress,
+    });
+    ids.secondMac = second.id;
+    // Not in the order of their ids: a list sorted on the way back would show.
+    const macs = [ids.mac, ids.secondMac].sort().reverse();
+    const changed = await request('PATCH', path.config(ids.lan), {
+      token: spree,
+      body: { type: 'exchange_lan', purchase_order: `PO-${suffix}`, macs },
+    });
+    assert.equal(changed.status, 202, changed.text);
+    assert.deepEqual(changed.body.macs, macs);
+    await reaches(spree, path.config(ids.lan), 'production');
+    const written: Array<[string, Record<string, unknown>]> = [
+      [path.connection(ids.bundle), { role_assignments: [ids.implementation, ids.noc] }],
+      [path.connection(ids.single), { subscriber_side_demarcs: ['cage 7, panel 1, ports 1-2'] }],
+      [path.config(ids.lan), { role_assignments: [ids.noc, ids.peering], macs, asns: [64511] }],
+      [path.config(ids.mp2mpSpree), { macs: [ids.mac] }],
+      [path.session(ids.session), { role_assignments: [ids.noc] }],
+    ];
+    for (const [at, lists] of written) {
+      const byId = await read(spree, at);
+      const collection = at.slice(0, at.lastIndexOf('/'));
+      const [listed] = (await request('GET', `${collection}?id=${byId.id}`, { token: spree }))
+        .body as Resource[];
+      for (const [name, value] of Object.entries(lists)) {
+        assert.deepEqual(byId[name], value, `${at} ${name}`);
+        assert.deepEqual(listed[name], value, `${name} of ${at} in its list`);
+      }
+    }
+  });
+
+  it('gives a token for each of the provider’s logins of one key within a minute, under the default limits', async () => {
+    const defaults = await startSecondApi({
+      RATE_LIMIT_AUTH_PER_ADDRESS: '',
+      RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '',
+      RATE_LIMIT_AUTH_FAILURES_PER_KEY: '',
+    });
+    try {
+      const { apiKey, apiSecret } = stack().credentials.find((credential) => credential.accountId === SPREE)!;
+      for (let login = 1; login <= 15; login += 1) {
+        const answer = await request('POST', '/auth/token', {
+          body: { api_key: apiKey, api_secret: apiSecret },
+          baseUrl: defaults.url,
+        });
+        assert.equal(answer.status, 201, `login ${login}: ${answer.text}`);
+      }
+    } finally {
+      await defaults.stop();
+    }
+  });
+
   it('refuses to take away what live resources stand on, and changes nothing', async () => {
     assertRefused(await del(spree, `/macs/${ids.mac}`, 'none'), [ids.lan, ids.mp2mpSpree], {
       remoteType: 'network-service-configs',
@@ -519,19 +559,28 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
     assert.deepEqual(await lab().readBgpSessions(RS4, [ids.session]), []);
   });
 
-  it('deletes the MAC once the configs using it are going; it leaves their lists and stays on the device until they are gone', async () => {
-    const deleted = await del(spree, `/macs/${ids.mac}`, 'none');
-    assert.equal(deleted.status, 200, deleted.text);
-    assert.equal(deleted.body.id, ids.mac);
-    assert.equal(deleted.body.address, ids.macAddress);
-    assert.equal((await request('GET', `/macs/${ids.mac}`, { token: spree })).status, 404);
+  it('deletes the MACs once the configs using them are going; they leave their lists and stay on the device until they are gone', async () => {
+    for (const [mac, address] of [
+      [ids.mac, ids.macAddress],
+      [ids.secondMac, ids.secondMacAddress],
+    ]) {
+      const deleted = await del(spree, `/macs/${mac}`, 'none');
+      assert.equal(deleted.status, 200, deleted.text);
+      assert.equal(deleted.body.id, mac);
+      assert.equal(deleted.body.address, address);
+      assert.equal((await request('GET', `/macs/${mac}`, { token: spree })).status, 404);
+    }
     for (const config of [ids.lan, ids.mp2mpSpree]) {
       const going = await read(spree, path.config(config));
       assert.equal(going.state, 'decommission_requested');
-      assert.deepEqual(going.macs, [], `${config} no longer names the MAC`);
+      assert.deepEqual(going.macs, [], `${config} no longer names the MACs`);
     }
     const [carried] = await lab().readServices(held.devices.get(ids.bundle)!, [ids.lan]);
-    assert.deepEqual(carried?.macs, [ids.macAddress], 'the device filters the MAC until the config is gone');
+    assert.deepEqual(
+      [...(carried?.macs ?? [])].sort(),
+      [ids.macAddress, ids.secondMacAddress].sort(),
+      'the device filters the MACs until the config is gone',
+    );
   });
 
   it('deletes the member joining rule once the member has left the service', async () => {
@@ -566,27 +615,7 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
     }
   });
 
-  it('gives the extra port back to the exchange', async () => {
-    const given = await del(spree, path.reservation(ids.extraReservation), null);
-    assert.equal(given.status, 202, given.text);
-    assert.equal(given.body.state, 'decommission_requested');
-    await reaches(spree, path.reservation(ids.extraReservation), 'decommissioned');
-    const bundle = await eventually(
-      'the bundle down to one port',
-      async () => {
-        const now = await read(spree, path.connection(ids.bundle));
-        return now.state === 'production' && now.ports!.length === 1 ? now : undefined;
-      },
-      30_000,
-    );
-    assert.equal(bundle.port_quantity, 1);
-    const [port] = await sql<{ connection: string | null }>('SELECT connection FROM ports WHERE id = :id', {
-      id: held.extraPort,
-    });
-    assert.equal(port.connection, null);
-  });
-
-  it('decommissions the connections once their configs are going, no earlier than the last of them', async () => {
+  it('destroys the connections as the provider does: their port reservations (a bundle’s at once), then a read of each connection; each goes once, no earlier than its configs', async () => {
     const onBundle = [ids.lan, ids.p2pA, ids.mp2mpSpree, ids.nimbus1, ids.stratusConfig];
     const last = latest(onBundle.map((config) => days.get(config)));
     const policy = await policyOf(spree, path.connection(ids.bundle));
@@ -600,27 +629,46 @@ describe('an infrastructure-as-code configuration applied and destroyed over HTT
     assertProperties(early, 'decommission_at');
     assert.equal((await read(spree, path.connection(ids.bundle))).state, 'production');
 
-    const bundle = await cancelled(spree, path.connection(ids.bundle), null);
-    assert.ok(bundle.decommission_at! >= last);
-    assert.deepEqual(await policyOf(spree, path.connection(ids.bundle)), {
-      decommission_at: bundle.decommission_at,
-      charged_until: bundle.charged_until,
-    });
-
-    const single = await cancelled(spree, path.connection(ids.single), 'none');
-    assert.ok(single.decommission_at! >= days.get(ids.nimbus2)!);
-
-    const theirs = await cancelled(thames, path.connection(ids.thamesConnection), {});
-    assert.ok(theirs.decommission_at! >= latest(thamesConfigs().map((config) => days.get(config))));
-  });
-
-  it('lets the last port reservation follow its going connection', async () => {
+    // The bundle's two reservations at once, with the body the provider sends.
+    const given = await Promise.all(
+      [ids.firstReservation, ids.extraReservation].map((reservation) =>
+        del(spree, path.reservation(reservation), null),
+      ),
+    );
+    for (const answer of given) {
+      assert.equal(answer.status, 202, answer.text);
+      assert.equal(answer.body.state, 'decommission_requested', answer.text);
+    }
+    // The connection's own destroy only reads it: it goes with its last port, on its policy's day.
     const bundle = await read(spree, path.connection(ids.bundle));
-    const following = await del(spree, path.reservation(ids.firstReservation), null);
-    assert.equal(following.status, 202, following.text);
-    assert.equal(following.body.id, ids.firstReservation);
-    assert.equal(following.body.state, 'decommission_requested');
-    assert.equal(following.body.decommission_at, bundle.decommission_at);
+    assert.equal(bundle.state, 'decommission_requested');
+    assert.equal(bundle.decommission_at, policy.decommission_at);
+    assert.equal(bundle.charged_until, policy.charged_until);
+    const going = (
+      await readEvents<{ payload: { id?: string; to?: string } }>(spree, '?type=connection.state_changed')
+    ).filter((event) => event.payload.id === ids.bundle && event.payload.to === 'decommission_requested');
+    assert.equal(going.length, 1, 'the bundle is asked to go once');
+
+    // A connection of one port goes with its one reservation, by the connection's policy.
+    const singles = [
+      [spree, ids.single, [ids.nimbus2]],
+      [thames, ids.thamesConnection, thamesConfigs()],
+    ] as const;
+    for (const [token, connection, configs] of singles) {
+      const { port_reservations } = await read(token, path.connection(connection));
+      assert.equal(port_reservations!.length, 1);
+      const [reservation] = port_reservations!;
+      const ownPolicy = await policyOf(token, path.connection(connection));
+      assert.deepEqual(await policyOf(token, path.reservation(reservation)), ownPolicy);
+      const answer = await del(token, path.reservation(reservation), null);
+      assert.equal(answer.status, 202, answer.text);
+      assert.equal(answer.body.state, 'decommission_requested', answer.text);
+      assert.equal(answer.body.decommission_at, ownPolicy.decommission_at);
+      const after = await read(token, path.connection(connection));
+      assert.equal(after.state, 'decommission_requested');
+      assert.equal(after.decommission_at, ownPolicy.decommission_at);
+      assert.ok(String(after.decommission_at) >= latest(configs.map((config) => days.get(config))));
+    }
   });
 
   it('deletes the role assignments and contacts once what names them is going, leaving no id of theirs behind', async () => {
