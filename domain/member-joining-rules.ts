@@ -1,11 +1,12 @@
 import type { Access, Scope } from './authority';
-import { actsFor } from './authority';
+import { accessToOwned, actsFor, canSee } from './authority';
 import type { Conflict, PropertyError } from './errors';
+import { PermissionDeniedError } from './errors';
 import type { State } from './states';
 import { GOING_STATES } from './states';
 
 /**
- * Member joining rules: the owner of a multipoint service says which other accounts may hold
+ * Member joining rules: the manager of a multipoint service says which other accounts may hold
  * configs on it. A private service admits only accounts with an `allow` rule, a public one every
  * account without a `deny` rule; the service's own consuming account is always admitted. An allow
  * rule may bound what its member books (`capacity_min`) and cap what the fabric lets through
@@ -51,8 +52,11 @@ export interface JoiningRuleFacts {
    * (an exchange LAN, a public multipoint service).
    */
   service: JoinableService | undefined;
-  /** Whether the caller owns the service (acts for its managing or consuming account). */
-  owner: boolean;
+  /**
+   * The caller's access to the service (`accessToService`): `change` when it decides who joins,
+   * `read` when it only consumes the service, `none` otherwise.
+   */
+  access: Access;
   /**
    * Whether the caller may know the account the rule names (it acts for it, or it is
    * discoverable); any other is answered as one that does not exist.
@@ -78,25 +82,29 @@ export function termsOfItsType(order: MemberJoiningRuleOrder): MemberJoiningRule
   return order.type === 'deny' ? { ...order, capacity_min: null, capacity_max: null } : order;
 }
 
-/** Whether the caller owns the service: it acts for the service's managing or consuming account. */
-export const ownsService = (
+/**
+ * What a caller may do with a network service, and so with who joins it: the accounts acting for
+ * its managing account change it and decide who joins; those acting for its consuming account only
+ * see it (and its rules). Every handler asks this one rule.
+ */
+export const accessToService = (
   scope: Scope,
   service: Pick<JoinableService, 'managing_account' | 'consuming_account'>,
-): boolean => actsFor(scope, service.managing_account) || actsFor(scope, service.consuming_account);
+): Access => accessToOwned(service, scope);
 
 /**
- * What a caller may do with a rule. The service's owners see its rules and change those whose
- * managing account they act for; the member a rule names sees it (so it learns it was admitted)
- * but never changes it. `service` is undefined when it no longer exists.
+ * What a caller may do with a rule. The service's owners see its rules; its manager changes those
+ * whose managing account it acts for; the member a rule names sees it (so it learns it was
+ * admitted) but never changes it. `service` is undefined when it no longer exists.
  */
 export function accessToRule(
   rule: Pick<MemberJoiningRuleOrder, 'managing_account' | 'consuming_account'>,
   service: Pick<JoinableService, 'managing_account' | 'consuming_account'> | undefined,
   scope: Scope,
 ): Access {
-  const owner = service !== undefined && ownsService(scope, service);
-  if (owner && actsFor(scope, rule.managing_account)) return 'change';
-  if (owner || actsFor(scope, rule.consuming_account)) return 'read';
+  const access: Access = service === undefined ? 'none' : accessToService(scope, service);
+  if (access === 'change' && actsFor(scope, rule.managing_account)) return 'change';
+  if (canSee(access) || actsFor(scope, rule.consuming_account)) return 'read';
   return 'none';
 }
 
@@ -122,8 +130,12 @@ export function memberJoiningRuleProblems(
       'network_service',
       `joining rules apply to multipoint services (${JOINABLE_SERVICE_TYPES.join(', ')}); ${service.id} is a ${service.type}`,
     );
-  else if (!facts.owner)
+  else if (facts.access === 'none')
     problem('network_service', `${service.id} is not yours; the accounts that own it make its rules`);
+  else if (facts.access === 'read')
+    throw new PermissionDeniedError(
+      `you consume ${service.id} but do not manage it; only its managing account decides who joins it`,
+    );
   else if (GOING.has(service.state))
     problem('network_service', `${service.id} is ${service.state}; it admits no new members`);
 

@@ -6,6 +6,7 @@ import type {
 } from '../../db/repositories/network-service-repository';
 import type { Scope } from '../../domain/authority';
 import { actsFor, requireActingAccount } from '../../domain/authority';
+import { accessToService } from '../../domain/member-joining-rules';
 import {
   NotFoundError,
   PermissionDeniedError,
@@ -105,8 +106,9 @@ export function networkServiceCollections(document: OpenApiDocument): readonly C
 type Side = 'owner' | 'consumer' | 'joining' | 'member' | 'none';
 
 function sideOf(parties: ServiceParties, scope: Scope): Side {
-  if (actsFor(scope, parties.managing_account)) return 'owner';
-  if (actsFor(scope, parties.consuming_account)) return 'consumer';
+  const access = accessToService(scope, parties);
+  if (access === 'change') return 'owner';
+  if (access === 'read') return 'consumer';
   if (actsFor(scope, parties.joining_member_account)) return 'joining';
   if (parties.type === 'exchange_lan' || parties.public) return 'member';
   return 'none';

@@ -9,7 +9,7 @@ import type {
   MemberJoiningRule,
   MemberJoiningRuleOrder,
 } from '../../domain/member-joining-rules';
-import { effectsOfRuleChange, isPublicService, ownsService } from '../../domain/member-joining-rules';
+import { accessToService, effectsOfRuleChange, isPublicService } from '../../domain/member-joining-rules';
 import { RECONSIDER_SIGNAL } from '../../domain/states';
 import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
@@ -219,10 +219,10 @@ export function createMemberJoiningRuleRepository(deps: {
     async orderFacts(order: MemberJoiningRuleOrder, scope: Scope): Promise<JoiningRuleFacts> {
       const service = await serviceOf(order.network_service);
       const member = await accountSeenBy(sequelize, order.consuming_account, scope);
-      const owner = service !== undefined && ownsService(scope, service);
+      const access = service === undefined ? 'none' : accessToService(scope, service);
       return {
-        service: service && (owner || isPublicService(service)) ? service : undefined,
-        owner,
+        service: service && (access !== 'none' || isPublicService(service)) ? service : undefined,
+        access,
         memberKnown: member !== undefined,
       };
     },

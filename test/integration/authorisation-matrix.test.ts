@@ -7,7 +7,16 @@ import type { HttpResponse } from '../support/http';
 import { request } from '../support/http';
 import { readWhole } from '../support/pages';
 import type { AccountIdentity, Identity, MatrixFixture, Subject, World } from '../support/matrix';
-import { ACCOUNT_IDENTITIES, MATRIX_FIXTURES, REJECTED_IDENTITIES, createWorld } from '../support/matrix';
+import {
+  ACCOUNT_IDENTITIES,
+  MATRIX_FIXTURES,
+  REJECTED_IDENTITIES,
+  createWorld,
+  multipointOf,
+  outsideMember,
+} from '../support/matrix';
+import { stack } from '../support/stack';
+import { QueryTypes } from 'sequelize';
 import { SHARED_SERVICE_FIXTURES } from '../support/matrix-shared-services';
 import Mocha from 'mocha';
 import { settleConnections } from '../support/connections';
@@ -370,4 +379,91 @@ describe('authorisation matrix', function () {
     assert.deepEqual(missing, [], 'register a matrix fixture for these families');
     assert.ok(families.length >= 15, `only ${families.length} families found`);
   });
+});
+
+/**
+ * Who decides who joins a private multipoint service: its managing account, and the accounts that
+ * manage that account; never an account that only consumes the service, whatever managing account
+ * it writes into a rule. In the world the owner manages the service and the sub-account consumes
+ * it; the reseller manages the owner. Each identity creates, changes and deletes a rule it names
+ * itself the managing account of, and changes and deletes one the sub-account is named manager of.
+ */
+describe('who decides who joins a service, as each identity', function () {
+  this.timeout(60_000);
+  let world: World;
+  let service: string;
+
+  before(async () => {
+    world = await createWorld();
+    service = await multipointOf(world);
+  });
+
+  /** A rule on the world's service admitting a fresh outside member, managed (on paper) by `manager`. */
+  async function ruleManagedBy(manager: AccountIdentity): Promise<string> {
+    const { rule } = await stack().db.memberJoiningRules.create({
+      type: 'allow',
+      network_service: service,
+      consuming_account: await outsideMember(),
+      managing_account: world.accounts[manager],
+      external_ref: null,
+      capacity_min: null,
+      capacity_max: null,
+    });
+    return rule.id;
+  }
+
+  const rulesOf = async () =>
+    (
+      await stack().db.sequelize.query<{ id: string }>(
+        'SELECT id FROM member_joining_rules WHERE network_service = :service ORDER BY id',
+        { replacements: { service }, type: QueryTypes.SELECT },
+      )
+    ).map((row) => row.id);
+
+  /** What each identity gets: created or changed (2xx), forbidden (403), or not its business. */
+  const EXPECTED: Record<AccountIdentity, { create: number; change: number; foreign: number }> = {
+    owner: { create: 201, change: 200, foreign: 200 },
+    reseller: { create: 201, change: 200, foreign: 200 },
+    'sub-account': { create: 403, change: 403, foreign: 403 },
+    unrelated: { create: 400, change: 404, foreign: 404 },
+  };
+
+  for (const identity of ACCOUNT_IDENTITIES)
+    it(`${identity}: creates, changes and deletes rules only as the service’s manager`, async () => {
+      const token = world.tokens[identity];
+      const expected = EXPECTED[identity];
+      const before = await rulesOf();
+      const created = await request('POST', '/member-joining-rules', {
+        token,
+        body: {
+          type: 'allow',
+          network_service: service,
+          consuming_account: await outsideMember(),
+          managing_account: world.accounts[identity],
+        },
+      });
+      assert.equal(created.status, expected.create, created.text);
+      if (expected.create === 201) assert.equal(created.body.network_service, service);
+      else {
+        assert.deepEqual(await rulesOf(), before, 'a refused rule is not stored');
+        if (expected.create === 403) assert.match(created.text, /managing account decides/);
+      }
+
+      // A rule the identity itself is named manager of (made by the exchange), then one of the
+      // sub-account's: changed and deleted.
+      for (const [manager, status] of [
+        [identity, expected.change],
+        ['sub-account', expected.foreign],
+      ] as const) {
+        const id = await ruleManagedBy(manager);
+        const patched = await request('PATCH', `/member-joining-rules/${id}`, {
+          token,
+          body: { type: 'allow', capacity_max: 1000 },
+        });
+        assert.equal(patched.status, status, `PATCH of a rule managed by ${manager}: ${patched.text}`);
+        const deleted = await request('DELETE', `/member-joining-rules/${id}`, { token });
+        assert.equal(deleted.status, status, `DELETE of a rule managed by ${manager}: ${deleted.text}`);
+        assert.equal((await rulesOf()).includes(id), status !== 200, `${id} deleted only when allowed`);
+      }
+    });
 });

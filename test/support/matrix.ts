@@ -366,7 +366,7 @@ const randomOwnAddress = () => `198.18.${randomBytes(1)[0]}.${1 + (randomBytes(1
 
 /** A private multipoint service per world: the owner manages it, the sub-account consumes it. */
 const multipointServices = new WeakMap<World, Promise<string>>();
-function multipointOf(world: World): Promise<string> {
+export function multipointOf(world: World): Promise<string> {
   let service = multipointServices.get(world);
   if (!service) {
     const id = `ns-matrix-mp-${randomBytes(5).toString('hex')}`;
@@ -389,7 +389,7 @@ function multipointOf(world: World): Promise<string> {
  * An account nobody in the world acts for, for a joining rule to admit: discoverable, since a rule
  * names only accounts its owner may see.
  */
-async function outsideMember(): Promise<string> {
+export async function outsideMember(): Promise<string> {
   const id = `acc-matrix-m-${randomBytes(5).toString('hex')}`;
   await stack().db.accounts.importAccount({ id, name: 'Matrix member', address, discoverable: true });
   return id;

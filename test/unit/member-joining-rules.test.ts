@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import type { Access } from '../../domain/authority';
+import { PermissionDeniedError } from '../../domain/errors';
 import type {
   JoinableService,
   LiveConfig,
@@ -51,14 +53,14 @@ describe('member joining rules', () => {
   describe('problems', () => {
     const names = (
       order: MemberJoiningRuleOrder,
-      facts: { service?: JoinableService; owner?: boolean; memberKnown?: boolean } = {},
+      facts: { service?: JoinableService; access?: Access; memberKnown?: boolean } = {},
       concerned?: (property: string) => boolean,
     ) =>
       memberJoiningRuleProblems(
         order,
         {
           service: 'service' in facts ? facts.service : service(),
-          owner: facts.owner ?? true,
+          access: facts.access ?? 'change',
           memberKnown: facts.memberKnown ?? true,
         },
         concerned,
@@ -70,11 +72,19 @@ describe('member joining rules', () => {
       assert.deepEqual(names(deny()), []);
     });
 
+    it('forbids a rule to an account that consumes the service but does not manage it', () => {
+      assert.throws(
+        () => names(allow(), { access: 'read' }),
+        (error: unknown) =>
+          error instanceof PermissionDeniedError && /managing account decides/.test(error.message),
+      );
+    });
+
     it('needs a multipoint service the caller owns that is not going away', () => {
-      assert.deepEqual(names(allow(), { service: undefined, owner: false }), ['network_service']);
+      assert.deepEqual(names(allow(), { service: undefined, access: 'none' }), ['network_service']);
       const someonesPublic = memberJoiningRuleProblems(allow(), {
         service: service({ public: true }),
-        owner: false,
+        access: 'none',
         memberKnown: true,
       });
       assert.deepEqual(
@@ -84,7 +94,7 @@ describe('member joining rules', () => {
       assert.match(someonesPublic[0].reason, /not yours/);
       const lan = memberJoiningRuleProblems(allow(), {
         service: service({ type: 'exchange_lan' }),
-        owner: false,
+        access: 'none',
         memberKnown: true,
       });
       assert.deepEqual(
@@ -162,9 +172,14 @@ describe('member joining rules', () => {
     const rule = { managing_account: OWNER, consuming_account: MEMBER };
     const owned = { managing_account: 'acc-manager', consuming_account: OWNER };
 
-    it('lets the owners change the rules they manage, and the member see its own', () => {
+    it('lets the service’s manager change the rules it manages, its consumer and the member only see them', () => {
       assert.equal(accessToRule(rule, owned, scope('acc-manager', OWNER)), 'change');
-      assert.equal(accessToRule(rule, owned, scope(OWNER)), 'change');
+      assert.equal(
+        accessToRule({ ...rule, managing_account: 'acc-manager' }, owned, scope('acc-manager')),
+        'change',
+      );
+      // Consuming the service decides nothing of who joins it, whoever the rule says manages it.
+      assert.equal(accessToRule(rule, owned, scope(OWNER)), 'read');
       assert.equal(accessToRule(rule, owned, scope('acc-manager')), 'read');
       assert.equal(accessToRule(rule, owned, scope(MEMBER)), 'read');
       assert.equal(accessToRule(rule, owned, scope('acc-third')), 'none');
