@@ -49,6 +49,18 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * Kinds only older versions wrote: the log still holds and shows them, nothing writes them now. A
+ * network service asked to go before production used to be marked for cancellation; it now goes
+ * like a live one (`network_service.state_changed` to `decommission_requested`).
+ */
+export const RETIRED_EVENT_TYPES: readonly EventType[] = ['network_service.cancellation_requested'];
+
+/** The kinds of event written now. */
+export const WRITTEN_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter(
+  (type) => !RETIRED_EVENT_TYPES.includes(type),
+);
+
 type After<T, Resource extends string> = T extends `${Resource}.${infer What}` ? What : never;
 
 /** What may happen to a kind of resource, as its events name it (`<resource>.<what>`). */
