@@ -55,23 +55,24 @@ const ORDERED = [
   ['network_feature_configs', 'network-feature-configs'],
 ] as const;
 
+/**
+ * Rows of a resource not yet archived: one decommissioned or cancelled may still be charged (until
+ * its `charged_until`), so the accounts that consume and pay for it stay until it is archived.
+ */
+const NOT_ARCHIVED = "state <> 'archived'";
+
 /** Resources that keep an account from being deleted. */
 export const ACCOUNT_REFERENCES: ReferenceSource[] = [
   ...accountColumns('ports', 'ports', ['managing_account', 'consuming_account', 'billing_account']),
-  ...accountColumns(
-    'network_services',
-    'network-services',
-    ['managing_account', 'consuming_account', 'billing_account', 'joining_member_account'],
-    NOT_ENDED,
-  ),
-  ...ORDERED.flatMap(([table, remoteType]) =>
-    accountColumns(
+  ...[['network_services', 'network-services'] as const, ...ORDERED].flatMap(([table, remoteType]) => [
+    ...accountColumns(table, remoteType, ['consuming_account', 'billing_account'], NOT_ARCHIVED),
+    ...accountColumns(
       table,
       remoteType,
-      ['managing_account', 'consuming_account', 'billing_account'],
+      table === 'network_services' ? ['managing_account', 'joining_member_account'] : ['managing_account'],
       NOT_ENDED,
     ),
-  ),
+  ]),
   ...accountColumns('member_joining_rules', 'member-joining-rules', [
     'managing_account',
     'consuming_account',

@@ -1,4 +1,6 @@
 import type { PropertyError } from './errors';
+import type { OrderAccounts } from './order-accounts';
+import { orderAccountProblems } from './order-accounts';
 
 export type ConnectionMode = 'lag_lacp' | 'lag_static' | 'flex_ethernet' | 'standalone';
 export type LacpTimeout = 'slow' | 'fast';
@@ -29,8 +31,8 @@ export interface ConnectionOffering {
 export interface OrderContext {
   /** Names of the roles the order's role assignments give. */
   assignedRoles: readonly string[];
-  /** Whether the billing account has billing information. */
-  billingAccountCanPay: boolean;
+  /** The accounts the order names: on-boarded, the billing one able to pay. */
+  accounts: OrderAccounts;
   /** The most members a bundle may have on this exchange's devices. */
   maxLagMembers: number;
   /** Now, for the offering's orderable window. */
@@ -111,8 +113,7 @@ export function connectionOrderProblems(
   if (missing.length)
     problem('role_assignments', `the offering needs contacts with the role(s) ${missing.join(', ')}`);
 
-  if (!context.billingAccountCanPay)
-    problem('billing_account', 'the billing account has no billing information');
+  for (const { name, reason } of orderAccountProblems(context.accounts)) problem(name, reason);
 
   return problems;
 }

@@ -2,6 +2,8 @@ import { unknownAssignments } from './contacts';
 import type { PropertyError } from './errors';
 import type { State } from './states';
 import { ACCEPTING_STATES } from './states';
+import type { OrderAccounts } from './order-accounts';
+import { orderAccountProblems } from './order-accounts';
 
 /** What a route-server session order (or a change, as it would leave it) names. */
 export type RouteServerConfigOrder = {
@@ -57,7 +59,8 @@ export interface FeatureConfigFacts {
   assignedRoles: string[];
   /** The order's role assignments that are of the caller's contacts. */
   knownAssignments: ReadonlySet<string>;
-  billingAccountCanPay: boolean;
+  /** The accounts the order names: on-boarded, the billing one able to pay. */
+  accounts: OrderAccounts;
 }
 
 /** An AS-SET or an AS, optionally hierarchical, optionally with its IRR source: `AS-EXAMPLE@RIPE`. */
@@ -138,7 +141,6 @@ export function routeServerConfigProblems(
     const value = order[family];
     if (value && !AS_SET.test(value)) problem(family, `${value} is not an AS-SET such as AS-EXAMPLE@RIPE`);
   }
-  if (!facts.billingAccountCanPay)
-    problem('billing_account', 'the billing account has no billing information');
+  for (const { name, reason } of orderAccountProblems(facts.accounts)) problem(name, reason);
   return problems;
 }

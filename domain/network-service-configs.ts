@@ -6,6 +6,8 @@ import { bandwidthProblems, SERVICE_GOING } from './network-services';
 import type { State } from './states';
 import { ACCEPTING_STATES } from './states';
 import type { VlanConfig } from './vlans';
+import type { OrderAccounts } from './order-accounts';
+import { orderAccountProblems } from './order-accounts';
 
 /** The types of config this exchange provisions: access to its LANs and to customers' circuits. */
 export const CONFIG_TYPES = ['exchange_lan', 'p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'] as const;
@@ -169,7 +171,8 @@ export interface ConfigOrderFacts {
   assignedRoles: string[];
   /** The order's role assignments that are of the caller's contacts. */
   knownAssignments: ReadonlySet<string>;
-  billingAccountCanPay: boolean;
+  /** The accounts the order names: on-boarded, the billing one able to pay. */
+  accounts: OrderAccounts;
   /** The ids of the order's MACs that the caller may use now. */
   usableMacs: ReadonlySet<string>;
   /** The accounts the caller acts for. */
@@ -411,8 +414,7 @@ export function configProblems(
       'role_assignments',
       `configs of this service need contacts with the role(s) ${missing.join(', ')}`,
     );
-  if (!facts.billingAccountCanPay)
-    problem('billing_account', 'the billing account has no billing information');
+  for (const { name, reason } of orderAccountProblems(facts.accounts)) problem(name, reason);
   return problems;
 }
 

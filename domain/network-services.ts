@@ -1,6 +1,8 @@
 import type { PropertyError } from './errors';
 import type { State } from './states';
 import { GOING_STATES, isLive } from './states';
+import type { OrderAccounts } from './order-accounts';
+import { orderAccountProblems } from './order-accounts';
 
 /** Service types customers order; exchange LANs belong to the exchange and are not ordered. */
 export const ORDERABLE_SERVICE_TYPES = ['p2p_vc', 'mp2mp_vc', 'p2mp_vc', 'cloud_vc'] as const;
@@ -95,7 +97,8 @@ export interface ServiceOrderFacts {
   offering: ServiceOffering | undefined;
   /** The joining member's account, if the caller may know it (it acts for it, or it is discoverable). */
   joiningAccount: { id: string } | undefined;
-  billingAccountCanPay: boolean;
+  /** The accounts the order names: on-boarded, the billing one able to pay. */
+  accounts: OrderAccounts;
   now: Date;
 }
 
@@ -180,8 +183,7 @@ export function serviceOrderProblems(
       problem('joining_member_account', 'the B side is another account than the service’s consumer');
   }
 
-  if (!facts.billingAccountCanPay)
-    problem('billing_account', 'the billing account has no billing information');
+  for (const { name, reason } of orderAccountProblems(facts.accounts)) problem(name, reason);
 
   if (current) {
     const was = current.order;

@@ -95,7 +95,7 @@ function connectionOperations(deps: {
     const problems = connectionOrderProblems(order, offering, {
       now: now(),
       assignedRoles: [...facts.roles.values()],
-      billingAccountCanPay: facts.billingAccountCanPay,
+      accounts: facts.accounts,
       maxLagMembers: facts.maxLagMembers,
     }).filter((problem) => concerned(problem.name.split('.')[0]));
     if (problems.length) throw new ValidationError(problems);

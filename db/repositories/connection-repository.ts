@@ -12,6 +12,8 @@ import type { State } from '../../domain/states';
 import { GOING_STATES, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { newId } from '../../domain/ids';
+import type { OrderAccountProperty, OrderAccounts } from '../../domain/order-accounts';
+import { orderAccountsOf } from '../order-accounts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
@@ -245,13 +247,13 @@ export function createConnectionRepository(deps: {
     },
 
     /**
-     * What the order rules need to know about an order's role assignments and billing account:
+     * What the order rules need to know about an order's role assignments and accounts:
      * the roles given by the assignments the caller's accounts hold (others count as unknown).
      */
     async orderFacts(
-      input: Pick<NewConnection, 'role_assignments' | 'billing_account'>,
+      input: Pick<NewConnection, 'role_assignments' | OrderAccountProperty>,
       accounts: readonly string[],
-    ): Promise<{ roles: Map<string, string>; billingAccountCanPay: boolean; maxLagMembers: number }> {
+    ): Promise<{ roles: Map<string, string>; accounts: OrderAccounts; maxLagMembers: number }> {
       const assignments = input.role_assignments.length
         ? await select<{ id: string; role: string }>(
             `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
@@ -259,17 +261,14 @@ export function createConnectionRepository(deps: {
             { ids: input.role_assignments, accounts: accounts.length ? accounts : [''] },
           )
         : [];
-      const [billing] = await select<{ pays: number }>(
-        'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
-        { id: input.billing_account },
-      );
+      const orderAccounts = await orderAccountsOf(sequelize, input);
       const [lag] = await select<{ max_lag: number | null }>(
         'SELECT MIN(max_lag) AS max_lag FROM devices',
         {},
       );
       return {
         roles: new Map(assignments.map((a) => [a.id, a.role])),
-        billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
+        accounts: orderAccounts,
         maxLagMembers: Number(lag?.max_lag ?? 8),
       };
     },

@@ -8,6 +8,7 @@ import type { StatusEntry } from '../../domain/status';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
 import { networkFeatureConfigs } from '../network-feature-configs-collection';
+import { orderAccountsOf } from '../order-accounts';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
@@ -171,10 +172,7 @@ export function createNetworkFeatureConfigRepository(deps: {
             { ids: order.role_assignments, scope },
           )
         : [];
-      const [billing] = await select<{ pays: number }>(
-        'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
-        { id: order.billing_account },
-      );
+      const orderAccounts = await orderAccountsOf(sequelize, order);
       const parse = <T>(text: string | null | undefined, fallback: T): T =>
         text ? (JSON.parse(text) as T) : fallback;
       return {
@@ -197,7 +195,7 @@ export function createNetworkFeatureConfigRepository(deps: {
         },
         assignedRoles: roles.map((r) => r.role),
         knownAssignments: new Set(roles.map((r) => r.id)),
-        billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
+        accounts: orderAccounts,
       };
     },
 

@@ -24,6 +24,7 @@ import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store
 import { newId } from '../../domain/ids';
 import { allocatingTransaction } from '../transactions';
 import { networkServiceConfigs } from '../network-service-configs-collection';
+import { orderAccountsOf } from '../order-accounts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
@@ -439,10 +440,7 @@ export function createNetworkServiceConfigRepository(deps: {
             { ids: order.role_assignments, scope },
           )
         : [];
-      const [billing] = await select<{ pays: number }>(
-        'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
-        { id: order.billing_account },
-      );
+      const orderAccounts = await orderAccountsOf(sequelize, order);
       const macs = order.macs.length
         ? await select<{ id: string }>(
             `SELECT id FROM macs WHERE id IN (:ids)
@@ -494,7 +492,7 @@ export function createNetworkServiceConfigRepository(deps: {
         },
         assignedRoles: roles.map((r) => r.role),
         knownAssignments: new Set(roles.map((r) => r.id)),
-        billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
+        accounts: orderAccounts,
         usableMacs: new Set(macs.map((m) => m.id)),
         actingAccounts: accounts,
         memberRule: memberRule && {

@@ -19,6 +19,7 @@ import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
 import { accountSeenBy } from '../visibility';
 import { networkServices } from '../network-services-collection';
+import { orderAccountsOf } from '../order-accounts';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
@@ -297,14 +298,11 @@ export function createNetworkServiceRepository(deps: {
       const joining = order.joining_member_account
         ? await accountSeenBy(sequelize, order.joining_member_account, scope)
         : undefined;
-      const [billing] = await select<{ pays: number }>(
-        'SELECT billing_information IS NOT NULL AS pays FROM accounts WHERE id = :id',
-        { id: order.billing_account },
-      );
+      const orderAccounts = await orderAccountsOf(sequelize, order);
       return {
         offering,
         joiningAccount: joining,
-        billingAccountCanPay: Boolean(Number(billing?.pays ?? 0)),
+        accounts: orderAccounts,
         now,
       };
     },

@@ -17,7 +17,14 @@ const offering: ConnectionOffering = {
 };
 const context: OrderContext = {
   assignedRoles: ['noc', 'implementation'],
-  billingAccountCanPay: true,
+  accounts: {
+    states: {
+      managing_account: 'production',
+      consuming_account: 'production',
+      billing_account: 'production',
+    },
+    billingAccountCanPay: true,
+  },
   maxLagMembers: 8,
   now: new Date('2026-06-01T12:00:00Z'),
 };
@@ -87,7 +94,9 @@ describe('connection orders', () => {
     assert.deepEqual(problems, [
       { name: 'role_assignments', reason: 'the offering needs contacts with the role(s) implementation' },
     ]);
-    assert.deepEqual(names({}, {}, { billingAccountCanPay: false }), ['billing_account']);
+    assert.deepEqual(names({}, {}, { accounts: { states: {}, billingAccountCanPay: false } }), [
+      'billing_account',
+    ]);
   });
 });
 

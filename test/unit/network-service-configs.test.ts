@@ -64,7 +64,14 @@ const facts: ConfigOrderFacts = {
   },
   assignedRoles: ['role-noc'],
   knownAssignments: new Set(['ra-noc']),
-  billingAccountCanPay: true,
+  accounts: {
+    states: {
+      managing_account: 'production',
+      consuming_account: 'production',
+      billing_account: 'production',
+    },
+    billingAccountCanPay: true,
+  },
   usableMacs: new Set(['mac-1']),
   actingAccounts: ['acc-a'],
   memberRule: undefined,
@@ -109,7 +116,9 @@ describe('exchange-LAN config rules', () => {
       ['role_assignments.1'],
       "another account's assignment is as unknown as one that does not exist",
     );
-    assert.deepEqual(names({}, { billingAccountCanPay: false }), ['billing_account']);
+    assert.deepEqual(names({}, { accounts: { states: {}, billingAccountCanPay: false } }), [
+      'billing_account',
+    ]);
     assert.deepEqual(
       names({ product_offering: 'po-other' }, { offering: { ...facts.offering!, id: 'po-other' } }),
       ['product_offering'],

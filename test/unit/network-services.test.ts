@@ -50,7 +50,14 @@ const p2p: ServiceOrder = shapedOrder({
 const facts: ServiceOrderFacts = {
   offering,
   joiningAccount: { id: 'acc-b' },
-  billingAccountCanPay: true,
+  accounts: {
+    states: {
+      managing_account: 'production',
+      consuming_account: 'production',
+      billing_account: 'production',
+    },
+    billingAccountCanPay: true,
+  },
   now: new Date('2026-06-01T00:00:00Z'),
 };
 
@@ -99,9 +106,10 @@ describe('network service orders', () => {
   });
 
   it('needs a billing account that can pay', () => {
-    assert.deepEqual(names(serviceOrderProblems(p2p, { ...facts, billingAccountCanPay: false })), [
-      'billing_account',
-    ]);
+    assert.deepEqual(
+      names(serviceOrderProblems(p2p, { ...facts, accounts: { states: {}, billingAccountCanPay: false } })),
+      ['billing_account'],
+    );
   });
 
   it('checks a provider-first cloud key against the offering’s keys', () => {
@@ -176,7 +184,7 @@ describe('network service orders', () => {
     const current: CurrentService = { order: p2p, offering, state: 'production' };
     const problems = serviceOrderProblems(
       { ...p2p, display_name: 'renamed' },
-      { ...facts, billingAccountCanPay: false },
+      { ...facts, accounts: { states: {}, billingAccountCanPay: false } },
       current,
       (property) => property === 'display_name',
     );

@@ -1,0 +1,31 @@
+import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { OrderAccountProperty, OrderAccounts } from '../domain/order-accounts';
+import { ORDER_ACCOUNT_PROPERTIES } from '../domain/order-accounts';
+import type { State } from '../domain/states';
+
+/** The accounts an order names, as the order rules judge them (one statement). */
+export async function orderAccountsOf(
+  sequelize: Sequelize,
+  order: Record<OrderAccountProperty, string>,
+  transaction?: Transaction,
+): Promise<OrderAccounts> {
+  const rows = await sequelize.query<{ id: string; state: State; pays: number }>(
+    'SELECT id, state, billing_information IS NOT NULL AS pays FROM accounts WHERE id IN (:ids)',
+    {
+      replacements: { ids: ORDER_ACCOUNT_PROPERTIES.map((property) => order[property]) },
+      type: QueryTypes.SELECT,
+      transaction,
+    },
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return {
+    states: Object.fromEntries(
+      ORDER_ACCOUNT_PROPERTIES.flatMap((property) => {
+        const row = byId.get(order[property]);
+        return row ? [[property, row.state]] : [];
+      }),
+    ),
+    billingAccountCanPay: Boolean(Number(byId.get(order.billing_account)?.pays ?? 0)),
+  };
+}

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
+import { settleConnections } from '../support/connections';
+import { reaches, SPREE } from '../support/exchange-lan';
+import type { HttpResponse } from '../support/http';
+import { login, request } from '../support/http';
+import { stack } from '../support/stack';
+import { endsNow, serviceOrder } from '../support/virtual-circuits';
+import { eventually } from '../support/wait';
+
+/**
+ * The exchange's rules against a member who tries its luck with its own sub-accounts: nothing is
+ * ordered for, consumed by or billed to an account the exchange has not on-boarded, and an account
+ * that still pays for something (or consumes it) cannot slip away by being deleted.
+ */
+
+const address = {
+  country: 'DE',
+  locality: 'Berlin',
+  postal_code: '10115',
+  street_address: 'Invalidenstraße 1',
+};
+const billing = { name: 'Spree Sub GmbH', address, vat_number: 'DE123456789' };
+
+const count = async (table: string, column: string, value: string) => {
+  const [row] = await stack().db.sequelize.query<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = :value`,
+    { replacements: { value }, type: QueryTypes.SELECT },
+  );
+  return Number(row.n);
+};
+
+/** A 400 validation problem naming each of `names`, with `properties`. */
+function assertNames(response: HttpResponse, names: readonly string[]): void {
+  assert.equal(response.status, 400, response.text);
+  const properties = (response.body.properties ?? []) as Array<{ name: string; reason: string }>;
+  for (const name of names)
+    assert.ok(
+      properties.some((property) => property.name === name && /not on-boarded/.test(property.reason)),
+      `${name} named: ${response.text}`,
+    );
+}
+
+describe('orders and deletions as a member trying its luck with its sub-accounts', function () {
+  this.timeout(120_000);
+  after(() => settleConnections());
+  let spree: string;
+
+  before(async () => {
+    spree = (await login('customer', 0)).accessToken;
+  });
+
+  const subAccount = async (name: string) => {
+    const created = await request('POST', '/accounts', {
+      token: spree,
+      body: { name: `${name} ${randomBytes(3).toString('hex')}`, address, billing_information: billing },
+    });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.state, 'requested');
+    return created.body.id as string;
+  };
+
+  const connectionOrder = (accounts: Record<string, string>) => ({
+    managing_account: SPREE,
+    consuming_account: SPREE,
+    billing_account: SPREE,
+    ...accounts,
+    role_assignments: ['ra-spree-networks-implementation', 'ra-spree-networks-noc'],
+    product_offering: 'po-connection-fra-10g',
+    mode: 'standalone',
+    port_quantity: 1,
+    subscriber_side_demarcs: ['cage 2, panel 1, port 1'],
+  });
+
+  it('orders nothing for, to or billed to an account not yet on-boarded, and stores nothing', async () => {
+    const sub = await subAccount('Not Onboarded');
+    const status = await eventually('the sub-account saying what it lacks', async () => {
+      const read = await request('GET', `/accounts/${sub}`, { token: spree });
+      const entries = read.body.status as Array<{ tag: string }>;
+      return entries.length ? entries : undefined;
+    });
+    assert.deepEqual(
+      status.map((entry) => entry.tag),
+      ['contact_role_missing'],
+    );
+    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const) {
+      const connection = await request('POST', '/connections', {
+        token: spree,
+        body: connectionOrder({ [property]: sub }),
+      });
+      assertNames(connection, [property]);
+      const service = await request('POST', '/network-services', {
+        token: spree,
+        body: {
+          ...serviceOrder('spree', 'mp2mp_vc', { product_offering: 'po-mp2mp-vc-fra' }),
+          [property]: sub,
+        },
+      });
+      assertNames(service, [property]);
+    }
+    const both = await request('POST', '/connections', {
+      token: spree,
+      body: connectionOrder({ consuming_account: sub, billing_account: sub }),
+    });
+    assertNames(both, ['consuming_account', 'billing_account']);
+    for (const column of ['managing_account', 'consuming_account', 'billing_account']) {
+      assert.equal(await count('connections', column, sub), 0, `no connection names it as ${column}`);
+      assert.equal(await count('network_services', column, sub), 0, `no service names it as ${column}`);
+    }
+  });
+
+  it('keeps an account that consumes and pays for a connection until the connection is archived', async () => {
+    const sub = await subAccount('Onboarded');
+    const contact = await request('POST', '/contacts', {
+      token: spree,
+      body: { managing_account: SPREE, consuming_account: sub, name: 'Legal', email: 'legal@sub.example' },
+    });
+    assert.equal(contact.status, 201, contact.text);
+    const legal = await request('POST', '/role-assignments', {
+      token: spree,
+      body: { contact: contact.body.id, role: 'role-legal' },
+    });
+    assert.equal(legal.status, 201, legal.text);
+    await reaches(spree, `/accounts/${sub}`, 'production');
+
+    const ordered = await request('POST', '/connections', {
+      token: spree,
+      body: connectionOrder({ consuming_account: sub, billing_account: sub }),
+    });
+    assert.equal(ordered.status, 201, ordered.text);
+    const connection = ordered.body.id as string;
+    await reaches(spree, `/connections/${connection}`, 'production');
+    const going = await request('DELETE', `/connections/${connection}`, { token: spree });
+    assert.equal(going.status, 202, going.text);
+    const ended = await endsNow(spree, `/connections/${connection}`, provisioningWorkflowId(connection));
+    assert.ok(String(ended.charged_until) >= String(ended.decommission_at), JSON.stringify(ended));
+
+    // Decommissioned, the connection is still charged: its consumer and payer stay.
+    const refused = await request('DELETE', `/accounts/${sub}`, { token: spree });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.body.type as string, /unable-to-fulfill/);
+    const conflicts = refused.body.conflicts as Array<{
+      remote_resource_id: string;
+      resource_property: string;
+    }>;
+    assert.deepEqual(
+      conflicts
+        .filter((conflict) => conflict.remote_resource_id === connection)
+        .map((conflict) => conflict.resource_property)
+        .sort(),
+      ['billing_account', 'consuming_account'],
+      refused.text,
+    );
+    assert.equal((await request('GET', `/accounts/${sub}`, { token: spree })).status, 200);
+    const read = await request('GET', `/connections/${connection}`, { token: spree });
+    assert.equal(
+      (await request('GET', `/accounts/${String(read.body.billing_account)}`, { token: spree })).status,
+      200,
+    );
+
+    // Archived, it holds the account no longer.
+    const archived = await request('DELETE', `/connections/${connection}`, { token: spree });
+    assert.equal(archived.body.state, 'archived', archived.text);
+    const deleted = await request('DELETE', `/accounts/${sub}`, { token: spree });
+    assert.equal(deleted.status, 200, deleted.text);
+  });
+});
