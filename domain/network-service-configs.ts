@@ -175,6 +175,11 @@ export interface ConfigOrderFacts {
   accounts: OrderAccounts;
   /** The ids of the order's MACs that the caller may use now. */
   usableMacs: ReadonlySet<string>;
+  /**
+   * The order's MACs (id to address) whose address another account's config on the same service
+   * uses: on one LAN an address is one member's at a time (a second would take its traffic).
+   */
+  macsHeldByOthers: ReadonlyMap<string, string>;
   /** The accounts the caller acts for. */
   actingAccounts: readonly string[];
   /** The service's joining rule for the order's consuming account, if it has one. */
@@ -401,6 +406,13 @@ export function configProblems(
     for (const [index, mac] of order.macs.entries())
       if (!facts.usableMacs.has(mac))
         problem(`macs.${index}`, `no MAC address ${mac} of your accounts that is valid now`);
+    // Who holds it is not said: the address is all the caller gave.
+    for (const address of new Set(order.macs.map((mac) => facts.macsHeldByOthers.get(mac))))
+      if (address !== undefined)
+        problem(
+          'macs',
+          `${address} is in use on this service by another member; a MAC address is one member's`,
+        );
     if (new Set(order.macs).size !== order.macs.length) problem('macs', 'a MAC address is named twice');
   }
 

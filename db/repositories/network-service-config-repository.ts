@@ -14,7 +14,7 @@ import type {
 } from '../../domain/network-service-configs';
 import { absentConfigOrder, siblingClashes } from '../../domain/network-service-configs';
 import type { State } from '../../domain/states';
-import { GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { ENDED_STATES, GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
@@ -449,6 +449,24 @@ export function createNetworkServiceConfigRepository(deps: {
             { ids: order.macs, scope, now },
           )
         : [];
+      // A MAC address is one member's on a service: another account's live config using it holds it.
+      const heldByOthers = order.macs.length
+        ? await select<{ id: string; address: string }>(
+            `SELECT DISTINCT m.id, m.address FROM macs m
+               JOIN macs other ON other.address = m.address
+               JOIN network_service_config_macs x ON x.mac = other.id
+               JOIN network_service_configs n ON n.id = x.network_service_config
+              WHERE m.id IN (:ids) AND n.network_service = :service AND n.consuming_account <> :consumer
+                AND n.state NOT IN (:ended) AND n.id <> :except`,
+            {
+              ids: order.macs,
+              service: order.network_service,
+              consumer: order.consuming_account,
+              ended: ENDED_STATES,
+              except: except ?? '',
+            },
+          )
+        : [];
       const instant = (value: unknown) =>
         value === null || value === undefined ? null : new Date(value as string).toISOString();
       return {
@@ -494,6 +512,7 @@ export function createNetworkServiceConfigRepository(deps: {
         knownAssignments: new Set(roles.map((r) => r.id)),
         accounts: orderAccounts,
         usableMacs: new Set(macs.map((m) => m.id)),
+        macsHeldByOthers: new Map(heldByOthers.map((m) => [m.id, m.address])),
         actingAccounts: accounts,
         memberRule: memberRule && {
           type: memberRule.type as JoiningRule['type'],

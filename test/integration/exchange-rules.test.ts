@@ -3,17 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { settleConnections } from '../support/connections';
-import { reaches, SPREE } from '../support/exchange-lan';
+import { configOrder, liveConnection, reaches, SPREE } from '../support/exchange-lan';
 import type { HttpResponse } from '../support/http';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
-import { endsNow, serviceOrder } from '../support/virtual-circuits';
+import { connectionFor, CUSTOMERS, endsNow, serviceOrder } from '../support/virtual-circuits';
 import { eventually } from '../support/wait';
 
 /**
- * The exchange's rules against a member who tries its luck with its own sub-accounts: nothing is
- * ordered for, consumed by or billed to an account the exchange has not on-boarded, and an account
- * that still pays for something (or consumes it) cannot slip away by being deleted.
+ * The exchange's rules against a member who tries its luck: nothing is ordered for, consumed by or
+ * billed to an account the exchange has not on-boarded, an account that still pays for something
+ * (or consumes it) cannot slip away by being deleted, and a MAC address in use on a LAN stays with
+ * the member using it.
  */
 
 const address = {
@@ -43,7 +44,7 @@ function assertNames(response: HttpResponse, names: readonly string[]): void {
     );
 }
 
-describe('orders and deletions as a member trying its luck with its sub-accounts', function () {
+describe('the exchange’s rules against a member trying its luck', function () {
   this.timeout(120_000);
   after(() => settleConnections());
   let spree: string;
@@ -165,5 +166,70 @@ describe('orders and deletions as a member trying its luck with its sub-accounts
     assert.equal(archived.body.state, 'archived', archived.text);
     const deleted = await request('DELETE', `/accounts/${sub}`, { token: spree });
     assert.equal(deleted.status, 200, deleted.text);
+  });
+
+  it('keeps a MAC address in use on the exchange LAN to the member using it', async () => {
+    const thames = (await login('customer', 1)).accessToken;
+    const address = `02:5e:${randomBytes(4)
+      .toString('hex')
+      .replace(/(..)(?=.)/g, '$1:')}`;
+    const registered = async (token: string, account: string) => {
+      const mac = await request('POST', '/macs', {
+        token,
+        body: { managing_account: account, consuming_account: account, address },
+      });
+      // Registering says nothing of who else registered the address.
+      assert.equal(mac.status, 201, mac.text);
+      return mac.body.id as string;
+    };
+    const spreeMac = await registered(spree, SPREE);
+    const spreeConfig = await request('POST', '/network-service-configs', {
+      token: spree,
+      body: configOrder(await liveConnection(spree), { macs: [spreeMac] }),
+    });
+    assert.equal(spreeConfig.status, 201, spreeConfig.text);
+
+    const THAMES = CUSTOMERS.thames.account;
+    const thamesMac = await registered(thames, THAMES);
+    const theirs = {
+      ...configOrder(await connectionFor(thames, 'thames'), {
+        managing_account: THAMES,
+        consuming_account: THAMES,
+        billing_account: THAMES,
+        role_assignments: ['ra-thames-cloud-noc', 'ra-thames-cloud-peering'],
+        asns: [64496],
+      }),
+    };
+    const refused = await request('POST', '/network-service-configs', {
+      token: thames,
+      body: { ...theirs, macs: [thamesMac] },
+    });
+    assert.equal(refused.status, 400, refused.text);
+    const properties = refused.body.properties as Array<{ name: string; reason: string }>;
+    assert.ok(
+      properties.some((property) => property.name === 'macs' && property.reason.includes(address)),
+      refused.text,
+    );
+    for (const secret of [SPREE, 'Spree', String(spreeConfig.body.id), spreeMac])
+      assert.ok(!refused.text.includes(secret), `the refusal names ${secret}: ${refused.text}`);
+
+    // Nor can a config of Thames's take it on by a change.
+    const own = await request('POST', '/network-service-configs', { token: thames, body: theirs });
+    assert.equal(own.status, 201, own.text);
+    const changed = await request('PATCH', `/network-service-configs/${String(own.body.id)}`, {
+      token: thames,
+      body: { type: 'exchange_lan', macs: [thamesMac] },
+    });
+    assert.equal(changed.status, 400, changed.text);
+    assert.ok(
+      (changed.body.properties as Array<{ name: string; reason: string }>).some(
+        (property) => property.name === 'macs' && property.reason.includes(address),
+      ),
+      changed.text,
+    );
+    assert.deepEqual(
+      (await request('GET', `/network-service-configs/${String(own.body.id)}`, { token: thames })).body.macs,
+      [],
+    );
   });
 });

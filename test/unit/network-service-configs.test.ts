@@ -73,6 +73,7 @@ const facts: ConfigOrderFacts = {
     billingAccountCanPay: true,
   },
   usableMacs: new Set(['mac-1']),
+  macsHeldByOthers: new Map(),
   actingAccounts: ['acc-a'],
   memberRule: undefined,
   callerAllowed: false,
@@ -110,6 +111,15 @@ describe('exchange-LAN config rules', () => {
     assert.deepEqual(names({ asns: [0, 64511] }), ['asns.0']);
     assert.deepEqual(names({ asns: [64511, 64511] }), ['asns']);
     assert.deepEqual(names({ macs: ['mac-2'] }), ['macs.0']);
+    const held = configProblems(
+      { ...order, macs: ['mac-1'] },
+      { ...facts, macsHeldByOthers: new Map([['mac-1', '02:00:5e:50:cb:5c']]) },
+    );
+    assert.deepEqual(
+      held.map((problem) => problem.name),
+      ['macs'],
+    );
+    assert.match(held[0].reason, /^02:00:5e:50:cb:5c is in use on this service by another member/);
     assert.deepEqual(names({}, { assignedRoles: [] }), ['role_assignments']);
     assert.deepEqual(
       names({ role_assignments: ['ra-noc', 'ra-of-another-account'] }),
