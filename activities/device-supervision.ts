@@ -10,7 +10,7 @@ import { DriverError } from '../drivers/contract';
 import type { Revival, Supervised } from '../drivers/supervision';
 import { connectionIntent } from './connections';
 import { commitIntent, heartbeating } from './device-work';
-import { serviceAttachment } from './network-service-configs';
+import { attachmentOf } from './network-service-configs';
 
 /** What one round of supervision brought back, and what it could not. */
 export interface SupervisionRound extends Revival {
@@ -73,8 +73,8 @@ export function deviceSupervisionActivities(deps: {
       if (placement) add(connectionIntent(placement));
     }
     for (const id of inService.networkServiceConfigs) {
-      const placement = await deps.networkServiceConfigs.placement(id);
-      if (placement) add({ device: placement.device, services: [serviceAttachment(placement)] });
+      const attached = await attachmentOf(deps.networkServiceConfigs, id);
+      if (attached) add({ device: attached.placement.device, services: [attached.attachment] });
     }
     for (const id of inService.networkFeatureConfigs) {
       const placement = await deps.networkFeatureConfigs.placement(id);

@@ -3,6 +3,7 @@ import type {
   ConfigPlacement,
   NetworkServiceConfigRepository,
 } from '../db/repositories/network-service-config-repository';
+import type { ConfigType } from '../domain/network-service-configs';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
 import { commitIntent, differencesOf, heartbeating } from './device-work';
@@ -11,10 +12,20 @@ import type { ProductionTimer } from './device-work';
 import type { DeviceDriver, ServiceAttachment } from '../drivers/contract';
 
 /**
- * What a config puts on its connection's device: its tags on the bundle or port, MACs, rate limit,
- * and the segment (its network service) it joins, isolated when it is a leaf.
+ * The config types whose MACs are all their service takes frames from, even while there are none.
+ * An exchange LAN is shared: a member's port sending from a MAC no config of the member names could
+ * be sending as another member. A circuit carries no MACs, and an mp2mp_vc without any is a private
+ * VLAN of the member's own, which takes every source.
  */
-export function serviceAttachment(placement: ConfigPlacement): ServiceAttachment {
+const MAC_FILTERED_TYPES: ReadonlySet<ConfigType> = new Set(['exchange_lan']);
+
+/**
+ * What a config of `type` puts on its connection's device: its tags on the bundle or port, MACs
+ * (filtering even when there are none on an exchange LAN), rate limit, and the segment (its network
+ * service) it joins, isolated when it is a leaf. Without its type a config is taken for an exchange
+ * LAN's, which lets the fewest frames in.
+ */
+export function serviceAttachment(placement: ConfigPlacement, type?: ConfigType): ServiceAttachment {
   return {
     name: placement.id,
     description: `ixapi ${placement.id} on ${placement.connection}`,
@@ -23,10 +34,25 @@ export function serviceAttachment(placement: ConfigPlacement): ServiceAttachment
     outerVlan: placement.tagging.outer_vlan,
     innerVlan: placement.tagging.inner_vlan,
     macs: placement.macs,
+    macFilter: type === undefined || MAC_FILTERED_TYPES.has(type),
     rateLimit: placement.capacity,
     segment: placement.segment,
     isolated: placement.isolated,
   };
+}
+
+/**
+ * Where a config sits and the service it puts there, as the database says now; undefined when the
+ * config is gone.
+ */
+export async function attachmentOf(
+  configs: NetworkServiceConfigRepository,
+  configId: string,
+): Promise<{ placement: ConfigPlacement; attachment: ServiceAttachment } | undefined> {
+  const placement = await configs.placement(configId);
+  const config = placement && (await configs.findById(configId));
+  if (!placement || !config) return undefined;
+  return { placement, attachment: serviceAttachment(placement, config.type) };
 }
 
 /** The tags in words, for status entries. */
@@ -49,6 +75,11 @@ export function networkServiceConfigActivities(deps: {
     if (!placement) throw notFound(`network service config ${configId}`);
     return placement;
   };
+  const attachedOf = async (configId: string) => {
+    const attached = await attachmentOf(configs, configId);
+    if (!attached) throw notFound(`network service config ${configId}`);
+    return attached;
+  };
 
   return {
     /** What the config's workflow has to do next; null when the config is gone. */
@@ -65,11 +96,11 @@ export function networkServiceConfigActivities(deps: {
     }: {
       configId: string;
     }): Promise<{ commitId: string; revision: number; tags: string }> {
-      const placement = await placementOf(configId);
+      const { placement, attachment } = await attachedOf(configId);
       const { commitId } = await heartbeating(() =>
         commitIntent(
           driver,
-          () => ({ device: placement.device, services: [serviceAttachment(placement)] }),
+          () => ({ device: placement.device, services: [attachment] }),
           `network-service-config:${configId}:revision:${placement.revision}`,
           configId,
         ),
@@ -92,15 +123,11 @@ export function networkServiceConfigActivities(deps: {
 
     /** Reads the config back from the device: what differs from what was intended, if anything. */
     async verifyNetworkServiceConfig({ configId }: { configId: string }): Promise<{ differences: string[] }> {
-      const placement = await placementOf(configId);
+      const { placement, attachment } = await attachedOf(configId);
       try {
         const [found] = await heartbeating(() => driver.readServices(placement.device, [configId]));
         return {
-          differences: differencesOf(
-            found,
-            serviceAttachment(placement),
-            `service ${configId} on ${placement.device}`,
-          ),
+          differences: differencesOf(found, attachment, `service ${configId} on ${placement.device}`),
         };
       } catch (error) {
         throw asFailure(error);

@@ -37,8 +37,9 @@ export interface LagConfig {
 /**
  * A service carried on an interface or LAG (its `parent`): the whole of it untagged (`port`), one
  * 802.1Q tag (`dot1q`, `outerVlan`), or two stacked tags (`qinq`, `outerVlan` and `innerVlan`).
- * Only frames from `macs` enter it, when that list is not empty; `rateLimit` caps it in Mbit/s. It
- * joins one `segment`, where an `isolated` service reaches only the services that are not isolated.
+ * Only frames from `macs` enter it, when that list is not empty, and none while it is empty where
+ * `macFilter` holds; `rateLimit` caps it in Mbit/s. It joins one `segment`, where an `isolated`
+ * service reaches only the services that are not isolated.
  */
 export interface ServiceAttachment {
   /** Unique on the device; the lab and the activities use the config's id. */
@@ -52,6 +53,13 @@ export interface ServiceAttachment {
   innerVlan: number | null;
   /** Lower-case, colon-separated unicast MAC addresses; a set, so reads return them sorted. */
   macs: string[];
+  /**
+   * Whether `macs` are the only sources the service takes, even when there are none: then no frame
+   * enters it until a MAC is added. Set for a member's access to an exchange LAN, where a frame
+   * from a MAC nobody named could be another member's; clear where an empty list lets every source
+   * in (a circuit, which carries no MACs, or a private VLAN of the member's own).
+   */
+  macFilter: boolean;
   /** Mbit/s, or null for no limit. */
   rateLimit: number | null;
   /**

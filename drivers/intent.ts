@@ -77,6 +77,7 @@ const normalisedService = (service: ServiceAttachment): ServiceAttachment => ({
   outerVlan: service.outerVlan,
   innerVlan: service.innerVlan,
   macs: [...service.macs].sort(),
+  macFilter: service.macFilter,
   rateLimit: service.rateLimit,
   segment: service.segment,
   isolated: service.isolated,
@@ -111,6 +112,8 @@ function checkService(service: ServiceAttachment): void {
   }
   if (new Set(service.macs).size !== service.macs.length)
     invalid(`${where} (${tagsOf(service)}): names a MAC twice`);
+  if (typeof service.macFilter !== 'boolean')
+    invalid(`${where} (${tagsOf(service)}): macFilter is not true or false`);
   const { rateLimit } = service;
   if (rateLimit !== null && !(Number.isSafeInteger(rateLimit) && rateLimit > 0))
     invalid(`${where} (${tagsOf(service)}): rate limit ${rateLimit} is not a positive number of Mbit/s`);

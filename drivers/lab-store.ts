@@ -50,6 +50,7 @@ interface ServiceRow {
   vlan_type: string;
   outer_vlan: number | null;
   inner_vlan: number | null;
+  /** JSON: the MAC list, or `{ macs, macFilter }` (see `storedMacs`). */
   macs: string;
   rate_limit: number | string | null;
   segment: string;
@@ -111,6 +112,23 @@ const toLag = (row: LagRow): LagConfig => ({
 const numberOrNull = (value: number | string | null): number | null =>
   value === null ? null : Number(value);
 
+/**
+ * What the `macs` column holds of a service: its MACs and whether they filter even when there are
+ * none, as one JSON object, so that the flag needs no column of its own.
+ */
+const storedMacs = (service: Pick<ServiceAttachment, 'macs' | 'macFilter'>): string =>
+  // Commits recorded before the flag hold services without it; rolling them back keeps their meaning.
+  JSON.stringify({ macs: service.macs, macFilter: service.macFilter ?? false });
+
+/**
+ * A service's MACs and filter from its `macs` column. Rows written before the flag hold the bare
+ * list, which filtered only when it was not empty: they read as `macFilter` false, as committed.
+ */
+function macsOf(column: string): Pick<ServiceAttachment, 'macs' | 'macFilter'> {
+  const stored = JSON.parse(column) as string[] | Pick<ServiceAttachment, 'macs' | 'macFilter'>;
+  return Array.isArray(stored) ? { macs: stored, macFilter: false } : stored;
+}
+
 const toService = (row: ServiceRow): ServiceAttachment => ({
   name: row.name,
   description: row.description,
@@ -118,7 +136,7 @@ const toService = (row: ServiceRow): ServiceAttachment => ({
   vlanType: row.vlan_type as ServiceAttachment['vlanType'],
   outerVlan: numberOrNull(row.outer_vlan),
   innerVlan: numberOrNull(row.inner_vlan),
-  macs: JSON.parse(row.macs) as string[],
+  ...macsOf(row.macs),
   rateLimit: numberOrNull(row.rate_limit),
   segment: row.segment,
   isolated: Boolean(row.isolated),
@@ -279,7 +297,7 @@ export function createLabStore(sequelize: Sequelize, clock: () => Date = () => n
           {
             device,
             ...service,
-            macs: JSON.stringify(service.macs),
+            macs: storedMacs(service),
             // Commits recorded before services had segments hold none; rolling them back keeps the column's default.
             segment: service.segment ?? '',
             isolated: service.isolated ?? false,

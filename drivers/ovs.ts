@@ -36,8 +36,9 @@ import { EXTERNAL_IDS, ProgramError, runProgram } from './ovs-fabric';
  *   different segments share one interface here. Table 0 classifies what enters: (in_port, tag)
  *   for dot1q, in_port alone for a port service; for qinq it pops the outer tag into register 1 and
  *   table 1 matches (in_port, reg1, inner tag). A classifying rule exists per MAC of the service
- *   (`dl_src`) when it lists any, so that other senders fall to the table's drop rule; its cookie is
- *   the service's number, its first instruction the service's meter when it is rate-limited
+ *   (`dl_src`) when it lists any, so that other senders fall to the table's drop rule; a service
+ *   with `macFilter` and no MACs has none, so that all it sends falls there. A rule's cookie is the
+ *   service's number, its first instruction the service's meter when it is rate-limited
  *   (OpenFlow meter of the same number, kbit/s, drop band). Its actions strip the service's tags
  *   and send a copy to every other service of the segment, tagged the way that service is (a dot1q
  *   tag, or an 802.1ad outer over an 802.1Q inner tag), out of its interface or, for a LAG, out of a
@@ -76,6 +77,11 @@ interface ServiceRecord {
   innerVlan: number | null;
   segment: string;
   isolated: boolean;
+  /**
+   * Absent from records written before services said it: those let every source in while `macs`
+   * is empty, as their rules were installed.
+   */
+  macFilter?: boolean;
   macs?: string[];
   rateLimit?: number | null;
 }
@@ -316,7 +322,10 @@ export class OvsDriver implements DeviceDriver {
     );
   }
 
-  /** Per cookie, the source MACs its rules admit (none: any source), from the bridge's flow table. */
+  /**
+   * Per cookie, the source MACs its rules admit (none: any source), from the bridge's flow table. A
+   * service that admits no source at all has no rules, and so no cookie here.
+   */
   private async flowMacs(bridge: string): Promise<Map<number, Set<string>>> {
     const { stdout } = await this.fabric.ofctl(bridge, ['dump-flows', '{}', '--no-stats']);
     const macs = new Map<number, Set<string>>();
@@ -396,6 +405,7 @@ export class OvsDriver implements DeviceDriver {
         outerVlan: record.outerVlan,
         innerVlan: record.innerVlan,
         macs: [...(macs.get(record.id) ?? [])].sort(),
+        macFilter: record.macFilter ?? false,
         rateLimit: rate === undefined ? null : Math.round(rate / 1000),
         segment: record.segment,
         isolated: record.isolated,
@@ -705,6 +715,7 @@ export class OvsDriver implements DeviceDriver {
         innerVlan: service.innerVlan,
         segment: service.segment,
         isolated: service.isolated,
+        macFilter: service.macFilter,
         macs: service.macs,
         rateLimit: service.rateLimit,
       };
@@ -1119,7 +1130,10 @@ export function flowTable(
       ...peers.flatMap((peer) => egressActions(peer, portsOf(peer.parent))),
       ...toTrunk(service),
     ];
-    const sources = service.macs.length ? service.macs.map((mac) => `,dl_src=${mac}`) : [''];
+    // No source at all where the MACs filter and there are none: the table's default drops it all.
+    const sources =
+      service.macs.length || service.macFilter ? service.macs.map((mac) => `,dl_src=${mac}`) : [''];
+    if (!sources.length) continue;
     for (const ofport of portsOf(service.parent)) {
       let match: string;
       if (service.vlanType === 'port') match = `table=0,priority=50,in_port=${ofport}`;

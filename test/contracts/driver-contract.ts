@@ -47,6 +47,7 @@ const service = (
   parent,
   ...tags,
   macs: [],
+  macFilter: false,
   rateLimit: null,
   segment: 'contract-segment',
   isolated: false,
@@ -430,7 +431,35 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
       assert.deepEqual((await driver.load({ device, services: [moved, rooted] })).changes, []);
     });
 
-    it('refuses a service without a valid segment or isolation, and changes nothing', async () => {
+    it('keeps a service whose MACs filter even when it has none, reads it back as such, and changes the filter alone', async () => {
+      if (!(await servicesSupported())) return;
+      const closed = service('contract-closed', c, dot1q(100), { macFilter: true });
+      const open = service('contract-open', d, dot1q(100));
+      await apply({ services: [closed, open] });
+      assert.deepEqual(await readServices([closed.name, open.name]), [closed, open]);
+      assert.deepEqual((await driver.load({ device, services: [closed, open] })).changes, []);
+
+      const listed = { ...closed, macs: ['02:00:5e:00:00:05'] };
+      await apply({ services: [listed] });
+      assert.deepEqual(await readServices([closed.name]), [listed]);
+      await apply({ services: [closed] });
+      assert.deepEqual(
+        await readServices([closed.name]),
+        [closed],
+        'with its last MAC gone it stays filtered',
+      );
+
+      const opened = { ...closed, macFilter: false };
+      const candidate = await driver.load({ device, services: [opened] });
+      assert.deepEqual(
+        candidate.changes.map((change) => [change.name, change.action, change.before, change.after]),
+        [[closed.name, 'update', closed, opened]],
+      );
+      await driver.commit(candidate.id, key());
+      assert.deepEqual(await readServices([closed.name]), [opened]);
+    });
+
+    it('refuses a service without a valid segment, isolation or MAC filter, and changes nothing', async () => {
       if (!(await servicesSupported())) return;
       const before = await readServices();
       const refusals: Array<Partial<ServiceAttachment>> = [
@@ -440,6 +469,8 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
         { segment: null as unknown as string },
         { isolated: 'yes' as unknown as boolean },
         { isolated: undefined },
+        { macFilter: 'yes' as unknown as boolean },
+        { macFilter: undefined },
       ];
       for (const change of refusals) {
         const intent: DeviceIntent = { device, services: [service('contract-bad', c, dot1q(100), change)] };
@@ -563,6 +594,7 @@ export function describeDriverContract(name: string, setup: () => Promise<Driver
         services: [
           service('contract-kept', c, dot1q(101), {
             macs: ['02:00:5e:00:00:02'],
+            macFilter: true,
             rateLimit: null,
             segment: 'contract-other-segment',
             isolated: true,

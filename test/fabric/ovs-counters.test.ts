@@ -9,7 +9,7 @@ import type { FabricDevice } from '../../drivers/ovs-fabric';
 import { linkOf, OvsFabric } from '../../drivers/ovs-fabric';
 import { activitiesFor } from '../../worker/create-worker';
 import { settleConnections } from '../support/connections';
-import { deviceOf, FRA_LAN, liveConfig, liveConnection } from '../support/exchange-lan';
+import { configOrder, deviceOf, FRA_LAN, liveConnection, reaches, SPREE } from '../support/exchange-lan';
 import { login, request } from '../support/http';
 import {
   customerMac,
@@ -235,7 +235,24 @@ describe('traffic counters of the ovs driver on a real Open vSwitch', function (
     it("shows the traffic between two connections' exchange-LAN configs in their statistics", async () => {
       const { accessToken: token } = await login('customer', 0);
       const connections = [await liveConnection(token), await liveConnection(token)];
-      const configs = [await liveConfig(token, connections[0]), await liveConfig(token, connections[1])];
+      // An exchange LAN takes frames only from the MACs a config names: each customer side sends
+      // from its config's.
+      const macs = ['02:00:5e:00:53:21', '02:00:5e:00:53:22'];
+      const configs: string[] = [];
+      for (const [index, connection] of connections.entries()) {
+        const mac = await request('POST', '/macs', {
+          token,
+          body: { managing_account: SPREE, consuming_account: SPREE, address: macs[index] },
+        });
+        assert.equal(mac.status, 201, mac.text);
+        const created = await request('POST', '/network-service-configs', {
+          token,
+          body: configOrder(connection, { macs: [mac.body.id] }),
+        });
+        assert.equal(created.status, 201, created.text);
+        configs.push(created.body.id as string);
+        await reaches(token, `/network-service-configs/${created.body.id}`, 'production');
+      }
       const device = await deviceOf(connections[0]);
       assert.equal(await deviceOf(connections[1]), device, 'both connections on one device');
       const { sequelize } = stack().db;
@@ -269,6 +286,16 @@ describe('traffic counters of the ovs driver on a real Open vSwitch', function (
       for (const connectionId of connections)
         await activities.configureConnection({ connectionId, key: `counted-${connectionId}` });
       for (const configId of configs) await activities.configureNetworkServiceConfig({ configId });
+      for (const [index, port] of [portA, portB].entries())
+        await inCustomerSide(device, port, [
+          'ip',
+          'link',
+          'set',
+          'dev',
+          linkOf(device, port).customerEnd,
+          'address',
+          macs[index],
+        ]);
 
       const names = [portA, portB, `${portA}.${vlanA}`, `${portB}.${vlanB}`];
       const before = await driver.readCounters(device, names);

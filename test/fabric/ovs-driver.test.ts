@@ -71,6 +71,26 @@ describe('the ovs driver on a real Open vSwitch', function () {
     await forgetful.commit(reset.id, `kept-reset-${Date.now()}`);
   });
 
+  it('reads a service recorded before services said whether their MACs filter as one that lets every source in', async () => {
+    const legacy = serviceAttachment('legacy', PORTS[3], { macFilter: true });
+    const created = await driver.load({ device: DEVICE, services: [legacy] });
+    await driver.commit(created.id, `legacy-${Date.now()}`);
+    const key = JSON.stringify('ixapi-service:legacy');
+    const bridge = bridgeName(DEVICE);
+    const { stdout } = await fabric!.vsctl(['get', 'Bridge', bridge, `external_ids:${key}`]);
+    const { macFilter, ...record } = JSON.parse(JSON.parse(stdout) as string) as Record<string, unknown>;
+    assert.equal(macFilter, true, 'the record keeps the filter');
+    await fabric!.vsctl([
+      'set',
+      'Bridge',
+      bridge,
+      `external_ids:${key}=${JSON.stringify(JSON.stringify(record))}`,
+    ]);
+    assert.deepEqual(await driver.readServices(DEVICE, ['legacy']), [{ ...legacy, macFilter: false }]);
+    const removal = await driver.load({ device: DEVICE, removeServices: ['legacy'] });
+    await driver.commit(removal.id, `legacy-gone-${Date.now()}`);
+  });
+
   it('says a fabric that does not answer is unreachable, which a retry may cure', async () => {
     const nowhere = new OvsDriver(new OvsFabric(path.join(fabric!.runDir, 'nowhere')));
     for (const attempt of [nowhere.readInterfaces(DEVICE), nowhere.load({ device: DEVICE, interfaces: [] })])
@@ -116,9 +136,11 @@ describe('the ovs driver on a real Open vSwitch', function () {
       await activities.configureNetworkServiceConfig({ configId });
       assert.deepEqual(await activities.verifyNetworkServiceConfig({ configId }), { differences: [] });
       const [carried] = await ovs.readServices(device, [configId]);
+      const { segment, vlanType, macs, macFilter } = carried;
       assert.deepEqual(
-        { segment: carried.segment, vlanType: carried.vlanType, parent: used.includes(carried.parent) },
-        { segment: FRA_LAN, vlanType: 'dot1q', parent: true },
+        { segment, vlanType, parent: used.includes(carried.parent), macs, macFilter },
+        // An exchange-LAN config without MACs takes no frames in until it names one.
+        { segment: FRA_LAN, vlanType: 'dot1q', parent: true, macs: [], macFilter: true },
       );
       await activities.deconfigureNetworkServiceConfig({ configId });
       assert.deepEqual(await ovs.readServices(device, [configId]), []);
@@ -207,6 +229,20 @@ describe('the ovs driver on a real Open vSwitch', function () {
       assert.equal(await pings(first, '198.51.100.2'), true);
       const [read] = await driver.readServices(DEVICE, ['traffic-a']);
       assert.deepEqual(read.macs, [own], 'the MACs read back from the flow table');
+    });
+
+    it('drops every frame from a service whose MACs filter while it lists none, and carries them once it lists the sender', async () => {
+      const own = await macOf(first);
+      await apply([attachment('traffic-a', first, { macFilter: true }), attachment('traffic-b', second)]);
+      assert.equal(await pings(first, '198.51.100.2'), false, 'a service without MACs reaches no one');
+      assert.equal(await pings(second, '198.51.100.1'), false, 'nor answers anyone');
+      const [read] = await driver.readServices(DEVICE, ['traffic-a']);
+      assert.deepEqual({ macs: read.macs, macFilter: read.macFilter }, { macs: [], macFilter: true });
+      await apply([
+        attachment('traffic-a', first, { macFilter: true, macs: [own] }),
+        attachment('traffic-b', second),
+      ]);
+      assert.equal(await pings(first, '198.51.100.2'), true);
     });
 
     it('drops what a rate-limited service sends beyond its rate', async () => {

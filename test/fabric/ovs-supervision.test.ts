@@ -9,7 +9,7 @@ import { startFabricSupervisor } from '../../temporal/client';
 import type { FabricSupervisorStatus } from '../../workflows/fabric-supervision';
 import { activitiesFor } from '../../worker/create-worker';
 import { settleConnections } from '../support/connections';
-import { configOrder, deviceOf, liveConnection, reaches } from '../support/exchange-lan';
+import { configOrder, deviceOf, liveConnection, reaches, SPREE } from '../support/exchange-lan';
 import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { startFabric, stopFabric, whyOvsCannotRun } from '../support/ovs';
@@ -17,12 +17,16 @@ import { stack } from '../support/stack';
 import { cannotRun } from '../support/system-tools';
 import { eventually } from '../support/wait';
 
-/** A customer of the exchange LAN: its connection's port, and its config (untagged on the port). */
+/**
+ * A customer of the exchange LAN: its connection's port, its config (untagged on the port), and the
+ * address and MAC its router speaks from (the config's MAC, the only one the LAN takes frames from).
+ */
 interface Customer {
   connection: string;
   port: string;
   config: string;
   address: string;
+  mac: string;
 }
 
 describe('the ovs fabric under supervision', function () {
@@ -56,11 +60,12 @@ describe('the ovs fabric under supervision', function () {
   /** Waits for the customers to reach each other: a link just up takes the switch a moment to see. */
   const reachEachOther = (what: string) =>
     eventually(what, async () => ((await pings()) ? true : undefined), 10_000, 200);
-  /** Each customer's router speaks on the exchange LAN from an address of its own. */
+  /** Each customer's router speaks on the exchange LAN from an address and its config's MAC. */
   const addressRouters = async () => {
     for (const customer of customers) {
       const { customerEnd } = linkOf(device, customer.port);
       const ip = (args: string[]) => runProgram('ip', ['-n', namespaceOf(customer), ...args]);
+      await ip(['link', 'set', 'dev', customerEnd, 'address', customer.mac]);
       await ip(['addr', 'flush', 'dev', customerEnd]);
       await ip(['addr', 'add', `${customer.address}/24`, 'dev', customerEnd]);
     }
@@ -84,11 +89,19 @@ describe('the ovs fabric under supervision', function () {
       "UPDATE ports SET state = 'testing' WHERE speed = 10000 AND connection IS NULL AND id NOT IN (:kept)",
       { replacements: { kept: spare.map((port) => port.id) } },
     );
-    for (const address of ['198.51.100.11', '198.51.100.12']) {
+    for (const [address, mac] of [
+      ['198.51.100.11', '02:00:5e:00:53:11'],
+      ['198.51.100.12', '02:00:5e:00:53:12'],
+    ]) {
       const connection = await liveConnection(token);
+      const registered = await request('POST', '/macs', {
+        token,
+        body: { managing_account: SPREE, consuming_account: SPREE, address: mac },
+      });
+      assert.equal(registered.status, 201, registered.text);
       const created = await request('POST', '/network-service-configs', {
         token,
-        body: configOrder(connection, { vlan_config: { vlan_type: 'port' } }),
+        body: configOrder(connection, { vlan_config: { vlan_type: 'port' }, macs: [registered.body.id] }),
       });
       assert.equal(created.status, 201, created.text);
       const config = created.body.id as string;
@@ -97,7 +110,7 @@ describe('the ovs fabric under supervision', function () {
         'SELECT name AS port FROM ports WHERE connection = :connection',
         { replacements: { connection }, type: QueryTypes.SELECT },
       );
-      customers.push({ connection, config, port, address });
+      customers.push({ connection, config, port, address, mac });
     }
     device = await deviceOf(customers[0].connection);
     assert.equal(await deviceOf(customers[1].connection), device, 'both connections are on one device');
@@ -182,6 +195,7 @@ describe('the ovs fabric under supervision', function () {
           outerVlan: null,
           innerVlan: null,
           macs: [],
+          macFilter: false,
           rateLimit: null,
           segment: 'stray',
           isolated: false,

@@ -237,6 +237,7 @@ export const serviceAttachment = (
   outerVlan: null,
   innerVlan: null,
   macs: [],
+  macFilter: false,
   rateLimit: null,
   segment: 'lan',
   isolated: false,

@@ -51,6 +51,7 @@ const service = (
   parent,
   ...tags,
   macs: [],
+  macFilter: false,
   rateLimit: null,
   segment: 'ns-test',
   isolated: false,
@@ -212,6 +213,7 @@ const serviceArbitrary = fc
     parent: fc.constantFrom(...NAMES, 'ae0', 'ae1', 'ae2'),
     tags: tagsArbitrary,
     macs: fc.constantFrom<string[]>([], ['02:00:00:00:00:01'], ['02:00:00:00:00:02', '02:00:00:00:00:01']),
+    macFilter: fc.boolean(),
     rateLimit: fc.constantFrom(null, 1000),
   })
   .map(({ name, parent, tags, ...extra }) => service(name, parent, tags, extra));
@@ -282,6 +284,12 @@ describe('services in device intents', () => {
       ],
     });
     assert.deepEqual(summary(changed), ['service svc-lan update', 'service svc-vc update']);
+    const filtered = planChanges(running, { device: 'd', services: [{ ...lan, macFilter: true }, vc] });
+    assert.deepEqual(
+      filtered.map((change) => [change.name, change.action, (change.after as ServiceAttachment).macFilter]),
+      [['svc-lan', 'update', true]],
+      'the MAC filter alone is a change',
+    );
     const removed = planChanges(running, { device: 'd', removeServices: ['svc-vc', 'svc-lan', 'svc-none'] });
     assert.deepEqual(summary(removed), ['service svc-lan delete', 'service svc-vc delete']);
     assert.deepEqual([...applyChanges(running, removed).services.keys()], []);
@@ -307,6 +315,8 @@ describe('services in device intents', () => {
       [{ macs: ['01:00:5e:00:00:01'] }, /01:00:5e:00:00:01 is not a unicast address/],
       [{ macs: ['ff:ff:ff:ff:ff:ff'] }, /not a unicast address/],
       [{ macs: ['02:00:00:00:00:01', '02:00:00:00:00:01'] }, /names a MAC twice/],
+      [{ macFilter: undefined }, /macFilter is not true or false/],
+      [{ macFilter: 1 as unknown as boolean }, /macFilter is not true or false/],
       [{ rateLimit: 0 }, /rate limit 0/],
       [{ rateLimit: -10 }, /rate limit -10/],
       [{ rateLimit: 2.5 }, /rate limit 2.5/],

@@ -63,6 +63,50 @@ describe('the ovs driver’s trunk to the core bridge', () => {
   });
 });
 
+describe('the ovs driver’s MAC filter', () => {
+  const MAC_A = '02:00:5e:00:53:0a';
+  const MAC_B = '02:00:5e:00:53:0b';
+  /** The rules that take frames in from ofport 1, where service `a` sits. */
+  const fromA = (table: string[]) => table.filter((flow) => /in_port=1(,|$)/.test(flow));
+
+  it('takes no frame in from a filtering service without MACs, yet sends it the segment’s frames', () => {
+    for (const tags of [
+      {},
+      { vlanType: 'dot1q', outerVlan: 100 },
+      { vlanType: 'qinq', outerVlan: 300, innerVlan: 30 },
+    ] as const) {
+      const table = flows([service('a', 'p1', { ...tags, macFilter: true }), service('b', 'p2')]);
+      assert.deepEqual(fromA(table), [], table.join('\n'));
+      assert.ok(!table.some((flow) => flow.includes('cookie=0x1,')), table.join('\n'));
+      assert.ok(
+        table.some((flow) => flow.includes('in_port=2,cookie=0x2,') && flow.includes('output:1')),
+        table.join('\n'),
+      );
+    }
+  });
+
+  it('takes frames in from each MAC of a filtering service, one rule per MAC, as from a service that merely lists them', () => {
+    for (const macFilter of [true, false]) {
+      const table = flows([service('a', 'p1', { macs: [MAC_A, MAC_B], macFilter }), service('b', 'p2')]);
+      assert.deepEqual(
+        fromA(table).map(
+          (flow) => /^table=0,priority=50,in_port=1,dl_src=([0-9a-f:]+),cookie=0x1,/.exec(flow)?.[1],
+        ),
+        [MAC_A, MAC_B],
+        table.join('\n'),
+      );
+    }
+  });
+
+  it('takes frames in from any source of a service that does not filter and lists no MACs', () => {
+    const table = flows([service('a', 'p1', { macFilter: false }), service('b', 'p2')]);
+    const taken = fromA(table);
+    assert.equal(taken.length, 1, table.join('\n'));
+    assert.match(taken[0], /^table=0,priority=50,in_port=1,cookie=0x1,actions=/);
+    assert.ok(!taken[0].includes('dl_src'));
+  });
+});
+
 describe('a route server’s router id', () => {
   it('is its IPv4 address, or the last 32 bits of its IPv6 address', () => {
     assert.equal(routerIdOf('192.0.2.253', '2001:db8:1::fd'), '192.0.2.253');
