@@ -78,6 +78,14 @@ export function openDatabase(
     quotas,
     clock,
   });
+  const connections = createConnectionRepository({
+    sequelize,
+    events,
+    outbox,
+    portAllocation,
+    quotas,
+    clock,
+  });
   const networkServiceConfigs = createNetworkServiceConfigRepository({
     sequelize,
     events,
@@ -86,14 +94,7 @@ export function openDatabase(
     clock,
     cascade: (configId, policy, transaction) =>
       networkFeatureConfigs.cascadeFrom(configId, policy, transaction),
-  });
-  const connections = createConnectionRepository({
-    sequelize,
-    events,
-    outbox,
-    portAllocation,
-    quotas,
-    clock,
+    releaseConnection: connections.releaseWhenLeft,
   });
   return {
     sequelize,

@@ -207,7 +207,7 @@ const CONNECTION_CHECK: CheckDefinition = {
   id: 'DEP-001',
   title: "A connection of the suite's own goes once its configs go, not before their day",
   clause:
-    "Connections: a DELETE of a connection carrying a live network service config is a 400 unable-to-fulfill whose conflicts name the config, and so is a DELETE of its last port reservation (naming the connection); once every config on it is going (DELETE answered 202), its cancellation policy names a decommission_at no earlier than the latest of the configs' decommission days, a DELETE asking for a day before it is a 400 cancellation-policy-error, and a DELETE without a day answers 202 with the connection decommission_requested on the policy's day, no earlier than its configs'; its last port reservation then follows it: DELETE answers 202 with the reservation going. The connection is ordered in a metro area network with an exchange LAN and access to the LAN is ordered on it; INCONCLUSIVE when either does not reach production.",
+    "Connections: a DELETE of a connection carrying a live network service config is a 400 unable-to-fulfill whose conflicts name the config; a DELETE of its last port reservation is too (naming the connection), or answers 202 with the reservation going while the connection stays live, and the connection then goes by itself once the config goes; once every config on it is going (DELETE answered 202), its cancellation policy names a decommission_at no earlier than the latest of the configs' decommission days, a DELETE asking for a day before it is a 400 cancellation-policy-error, and a DELETE without a day answers 202 with the connection decommission_requested on the policy's day, no earlier than its configs'; its last port reservation then follows it: DELETE answers 202 with the reservation going. The connection is ordered in a metro area network with an exchange LAN and access to the LAN is ordered on it; INCONCLUSIVE when either does not reach production.",
   operations: [CONNECTIONS.destroy, CONNECTIONS.policy, PORT_RESERVATIONS.destroy],
   requires: [...ORDERING, ...ORDERING_CONFIGS, CONNECTIONS.policy],
   safety: 'mutate',
@@ -256,14 +256,22 @@ const CONNECTION_CHECK: CheckDefinition = {
         `the refused DELETE cancelled connection ${id} anyway (it is ${show(still?.state)})`,
       );
       const reservation = strings(still?.port_reservations)[0];
+      // The last port given back while the config stands: refused, or taken with the connection
+      // left live until the config goes (then it goes with it, by itself).
+      let deferred = false;
       if (reservation !== undefined && t.suite.isDeclared(PORT_RESERVATIONS.destroy)) {
         const last = await t.call(PORT_RESERVATIONS.destroy, { id: reservation });
-        inUseRefusal(
-          t,
-          last,
-          id,
-          `DELETE of port reservation ${reservation}, the last of live connection ${id},`,
-        );
+        const what = `DELETE of port reservation ${reservation}, the last of live connection ${id},`;
+        if (last.status === 202) {
+          deferred = true;
+          const answer = isItem(last.body) ? last.body : {};
+          t.must(GOING.includes(String(answer.state)), `${what} answered 202 with it ${show(answer.state)}`);
+          const kept = await current(t, CONNECTIONS, id);
+          t.must(
+            !kept || !GOING.includes(String(kept.state)),
+            `${what} answered 202 and took connection ${id} from under config ${config} (it is ${show(kept?.state)})`,
+          );
+        } else inUseRefusal(t, last, id, what);
       }
 
       const going = await t.call(CONFIGS.destroy, { id: config });
@@ -275,14 +283,22 @@ const CONNECTION_CHECK: CheckDefinition = {
         );
       const configsDay = latestDay([gone.decommission_at]);
 
+      if (deferred) {
+        const left = await untilGoing(t, CONNECTIONS.read, id);
+        t.must(
+          left !== undefined && GOING.includes(String(left.state)),
+          `connection ${id}, its last port given back, is ${show(left?.state)} once config ${config} goes, not going with it`,
+        );
+      }
       const policy = await policyOf(t, CONNECTIONS.policy, id);
       if (policy && configsDay)
         t.must(
           policy.decommission_at >= configsDay,
           `the policy of connection ${id} names ${policy.decommission_at} as its first possible day, before ${configsDay}, when its config ${config} goes`,
         );
-      // A day before the first possible one is refused, then the DELETE without a day is taken.
-      await cancel(t, CONNECTIONS, id);
+      // A day before the first possible one is refused, then the DELETE without a day is taken
+      // (unless the connection went by itself with its last port).
+      if (!deferred) await cancel(t, CONNECTIONS, id);
       const after = await current(t, CONNECTIONS, id);
       if (after && configsDay && DECOMMISSIONING.includes(String(after.state)))
         t.must(

@@ -7,9 +7,9 @@ import type {
 } from '../../domain/connections';
 import { connectionSpeed, lagNameOf } from '../../domain/connections';
 import type { CancellationPolicy } from '../../domain/cancellation';
-import { dayOf } from '../../domain/cancellation';
+import { cancellationPolicy, dayOf } from '../../domain/cancellation';
 import type { State } from '../../domain/states';
-import { GOING_STATES, isLive, transition } from '../../domain/states';
+import { ENDED_STATES, GOING_STATES, isGoing, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { newId } from '../../domain/ids';
 import type { OrderAccountProperty, OrderAccounts } from '../../domain/order-accounts';
@@ -21,6 +21,7 @@ import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore, provisioningWorkflowId } from './connection-store';
 import type { LifecycleRow } from './lifecycle-store';
 import { createLifecycleStore } from './lifecycle-store';
+import { allocatingTransaction } from '../transactions';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
 export type NewConnection = {
@@ -157,6 +158,7 @@ export function createConnectionRepository(deps: {
     insertReservation,
     lock,
     termsOf,
+    configsOn,
     refuseWhileCarrying,
     reconsider,
   } = createConnectionStore({ sequelize, events, outbox });
@@ -203,7 +205,8 @@ export function createConnectionRepository(deps: {
           : `UPDATE port_reservations SET state = :to, decommission_at = :decommission_at,
                charged_until = :charged_until, updated_at = NOW(3)
              WHERE connection = :id AND state NOT IN (:done)`,
-        { replacements: { id, to, done: GOING_STATES, ...policy }, transaction },
+        // Ports given back before and not gone yet go with the connection, on its day.
+        { replacements: { id, to, done: ENDED_STATES, ...policy }, transaction },
       );
     },
   });
@@ -221,6 +224,30 @@ export function createConnectionRepository(deps: {
     if (row.state !== 'decommissioned' && row.state !== 'cancelled')
       await refuseWhileCarrying(id, 'the connection cannot go', transaction, 'live');
     return lifecycle.requestCancellationIn(id, row, policy, transaction);
+  }
+
+  /**
+   * Asks the connection to go once nothing holds it any more: every port given back (its last
+   * reservation's DELETE came while configs stood on it) and no config on it live. Called when a
+   * config on it is asked to go, in that transaction (READ COMMITTED: once the connection's lock is
+   * held, what the reservations' and configs' writers committed shows); the connection goes on its
+   * policy's first day.
+   */
+  async function releaseWhenLeft(id: string, transaction: Transaction): Promise<PendingMessage[]> {
+    const row = await lock(id, transaction);
+    if (isGoing(row.state, row.cancel_requested_at !== null)) return [];
+    const [ports] = await select<{ staying: number; given: number }>(
+      `SELECT COALESCE(SUM(state NOT IN (:going)), 0) AS staying, COALESCE(SUM(state = 'decommission_requested'), 0) AS given
+         FROM port_reservations WHERE connection = :id`,
+      { id, going: GOING_STATES },
+      transaction,
+    );
+    if (Number(ports.staying) > 0 || Number(ports.given) === 0) return [];
+    if ((await configsOn(id, 'live', transaction)).length) return [];
+    const found = await termsOf('connection', id, transaction);
+    if (!found) return [];
+    const { decommission_at, charged_until } = cancellationPolicy(found.terms, dayOf(deps.clock()));
+    return cancelWithin(id, row, { decommission_at, charged_until }, transaction);
   }
 
   return {
@@ -376,9 +403,12 @@ export function createConnectionRepository(deps: {
          FROM ports p WHERE p.connection = :id ORDER BY p.name, p.id`,
         { id, today: dayOf(deps.clock()) },
       );
-      // A connection being decommissioned goes as a whole: none of its ports leaves on its own.
+      // A connection being decommissioned goes as a whole: none of its ports leaves on its own;
+      // nor does its last port, given back while configs still stand on it (the connection goes
+      // with it once they go).
+      const staying = all.some((port) => !Number(port.leaving));
       const alone = (port: { leaving: number }) =>
-        Boolean(Number(port.leaving)) && row.state !== 'decommission_requested';
+        Boolean(Number(port.leaving)) && row.state !== 'decommission_requested' && staying;
       const ports = all.filter((port) => !alone(port)).map(({ id, name }) => ({ id, name }));
       const leaving = all.filter(alone).map(({ id, name }) => ({ id, name }));
       return {
@@ -415,13 +445,15 @@ export function createConnectionRepository(deps: {
         `SELECT state, cancel_requested_at, current_billing_start_date IS NOT NULL AS billed,
            DATE_FORMAT(decommission_at, '%Y-%m-%d') AS decommission_at,
            (SELECT DATE_FORMAT(MIN(r.decommission_at), '%Y-%m-%d') FROM port_reservations r
-             WHERE r.connection = c.id AND r.state = 'decommission_requested') AS reservation_due,
+             WHERE r.connection = c.id AND r.state = 'decommission_requested'
+               AND EXISTS (SELECT 1 FROM port_reservations k WHERE k.connection = c.id
+                 AND k.state NOT IN (:going))) AS reservation_due,
            (SELECT COUNT(*) FROM port_reservations r WHERE r.connection = c.id
              AND r.state IN ('requested', 'allocated')) AS waiting,
            (c.loa IS NOT NULL OR EXISTS (SELECT 1 FROM port_reservations r
              WHERE r.connection = c.id AND r.loa IS NOT NULL)) AS loa_uploaded
          FROM connections c WHERE c.id = :id`,
-        { id },
+        { id, going: GOING_STATES },
       );
       if (!row) return undefined;
       return {
@@ -456,13 +488,14 @@ export function createConnectionRepository(deps: {
       id: string,
       policy: CancellationPolicy,
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
         const messages = await cancelWithin(id, await lifecycle.lock(id, transaction), policy, transaction);
         return { connection: (await read(id, transaction))!, messages };
       });
     },
 
     cancelWithin,
+    releaseWhenLeft,
 
     /**
      * Stores a change of the connection's writable properties. A change of how the ports are

@@ -148,6 +148,7 @@ export function createConnectionStore(deps: {
   async function termsOf(
     kind: 'connection' | 'reservation',
     id: string,
+    transaction?: Transaction,
   ): Promise<{ state: State; terms: CancellationTerms } | undefined> {
     const subject = kind === 'connection' ? 'c' : 'r';
     const [row] = await select<{
@@ -165,6 +166,7 @@ export function createConnectionStore(deps: {
        FROM ${kind === 'connection' ? 'connections c' : 'port_reservations r JOIN connections c ON c.id = r.connection'}
        LEFT JOIN product_offerings o ON o.id = c.product_offering WHERE ${subject}.id = :id`,
       { id },
+      transaction,
     );
     if (!row) return undefined;
     return {
@@ -180,6 +182,15 @@ export function createConnectionStore(deps: {
     };
   }
 
+  /** The configs on the connection that hold a VLAN on it (`held`), or only those of them that are live. */
+  const configsOn = (id: string, which: 'live' | 'held', transaction: Transaction) =>
+    select<{ id: string }>(
+      `SELECT n.id FROM network_service_configs n WHERE n.connection = :id AND n.vlan_held
+         ${which === 'live' ? `AND ${liveRow('n')}` : ''} ORDER BY n.id`,
+      { id },
+      transaction,
+    );
+
   /**
    * Refuses what would take the connection's ports or bundle from under service configs, naming
    * each config in the way: to go, the connection waits for its live configs to be asked to go
@@ -192,12 +203,7 @@ export function createConnectionStore(deps: {
     transaction: Transaction,
     which: 'live' | 'held' = 'held',
   ) {
-    const configs = await select<{ id: string }>(
-      `SELECT n.id FROM network_service_configs n WHERE n.connection = :id AND n.vlan_held
-         ${which === 'live' ? `AND ${liveRow('n')}` : ''} ORDER BY n.id`,
-      { id },
-      transaction,
-    );
+    const configs = await configsOn(id, which, transaction);
     if (configs.length)
       throw new UnableToFulfillError(
         which === 'live' ? 'id' : 'mode',
@@ -228,6 +234,7 @@ export function createConnectionStore(deps: {
     lock,
     lockReservation,
     termsOf,
+    configsOn,
     refuseWhileCarrying,
     reconsider,
   };

@@ -4,6 +4,7 @@ import { dayOf } from '../../domain/cancellation';
 import { NotFoundError } from '../../domain/errors';
 import type { LifecycleHappening, LifecycleResource } from '../../domain/events';
 import type { LifecycleEvent, State } from '../../domain/states';
+import { allocatingTransaction } from '../transactions';
 import { canTransition, GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { sqlOf } from '../collection';
@@ -110,6 +111,11 @@ export function createLifecycleStore<R>(deps: {
    * a cancellation mark until its workflow can stop.
    */
   decommissionedUnfinished?: boolean;
+  /**
+   * Runs whenever the resource is asked to go, last, in the same transaction: what it stood on may
+   * be free to go now. Answers the messages for what goes.
+   */
+  afterAskedToGo?: (id: string, transaction: Transaction) => Promise<PendingMessage[]>;
 }) {
   const { sequelize, events, outbox, table } = deps;
   const { select, run } = sqlOf(sequelize);
@@ -196,6 +202,7 @@ export function createLifecycleStore<R>(deps: {
       messages.push(await reconsider(id, transaction));
       if (deps.cascade) messages.push(...(await deps.cascade(id, policy, transaction)));
     }
+    if (deps.afterAskedToGo) messages.push(...(await deps.afterAskedToGo(id, transaction)));
     return messages;
   }
 
@@ -214,7 +221,8 @@ export function createLifecycleStore<R>(deps: {
       id: string,
       policy: CancellationPolicy,
     ): Promise<{ resource: R; messages: PendingMessage[] }> => {
-      return sequelize.transaction(async (transaction) => {
+      // What goes with it is judged by what committed while its locks were awaited.
+      return allocatingTransaction(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const messages = await requestCancellationIn(id, row, policy, transaction);
         return { resource: (await deps.read(id, transaction))!, messages };

@@ -144,6 +144,8 @@ export function createNetworkServiceConfigRepository(deps: {
     policy: CancellationPolicy,
     transaction: Transaction,
   ) => Promise<PendingMessage[]>;
+  /** Asks a connection to go once nothing holds it (the connection repository's `releaseWhenLeft`). */
+  releaseConnection: (connectionId: string, transaction: Transaction) => Promise<PendingMessage[]>;
 }) {
   const { sequelize, events, outbox } = deps;
   const { select, run } = sqlOf(sequelize);
@@ -176,6 +178,15 @@ export function createNetworkServiceConfigRepository(deps: {
         );
     },
     cascade: deps.cascade,
+    // The config's connection may be left with nothing: its ports given back, the configs going.
+    async afterAskedToGo(id, transaction) {
+      const [config] = await select<{ connection: string }>(
+        'SELECT connection FROM network_service_configs WHERE id = :id',
+        { id },
+        transaction,
+      );
+      return config ? deps.releaseConnection(config.connection, transaction) : [];
+    },
   });
   const { lock, tell, reconsider } = lifecycle;
 

@@ -10,6 +10,7 @@ import type { OutboxRepository, PendingMessage } from './outbox-repository';
 import type { PortAllocation } from './port-allocation';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore } from './connection-store';
+import { allocatingTransaction } from '../transactions';
 
 /** What a new port reservation names. */
 export type NewReservation = {
@@ -60,6 +61,7 @@ export function createPortReservationRepository(deps: {
     lock,
     lockReservation,
     termsOf,
+    configsOn,
     reconsider,
   } = createConnectionStore({ sequelize, events, outbox });
 
@@ -213,18 +215,19 @@ export function createPortReservationRepository(deps: {
       policy: CancellationPolicy,
       whole: (connection: string) => Promise<CancellationPolicy>,
     ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      // Whether configs stand on the connection is judged by what committed while its lock was awaited.
+      return allocatingTransaction(sequelize, async (transaction) => {
         const { reservation, row } = await lockReservation(id, transaction);
         const messages: PendingMessage[] = [];
-        const moveTo = async (to: State, extra = '') => {
+        const moveTo = async (to: State, extra = '', by: CancellationPolicy = policy) => {
           await sequelize.query(
             `UPDATE port_reservations SET state = :to${extra}, updated_at = NOW(3) WHERE id = :id`,
-            { replacements: { id, to, ...policy }, transaction },
+            { replacements: { id, to, ...by }, transaction },
           );
           await tell(
             {
               type: 'port_reservation.state_changed',
-              payload: { id, from: reservation.state, to, decommission_at: policy.decommission_at },
+              payload: { id, from: reservation.state, to, decommission_at: by.decommission_at },
               account: row.managing_account,
               alsoFor: row.consuming_account,
             },
@@ -239,9 +242,23 @@ export function createPortReservationRepository(deps: {
           // Going already, on its own day.
         } else if (await isLast(id, reservation.connection, transaction)) {
           const policyOfConnection = await whole(reservation.connection);
-          messages.push(
-            ...(await takeConnection(id, reservation.connection, row, policyOfConnection, transaction)),
-          );
+          if (
+            reservation.state === 'production' &&
+            row.state === 'production' &&
+            (await configsOn(reservation.connection, 'live', transaction)).length
+          )
+            // Configs still stand on it (a client deleting a whole configuration deletes them at
+            // the same time): the port is given back now, and stays until the connection goes with
+            // it, once the last of them is going (`releaseWhenLeft`).
+            await moveTo(
+              transition('production', 'request_decommission'),
+              ', decommission_at = :decommission_at, charged_until = :charged_until',
+              policyOfConnection,
+            );
+          else
+            messages.push(
+              ...(await takeConnection(id, reservation.connection, row, policyOfConnection, transaction)),
+            );
         } else if (reservation.state === 'production') {
           if (row.state !== 'production')
             throw new UnableToFulfillError(
