@@ -426,7 +426,7 @@ describe('account, contact and role-assignment writes', () => {
     assert.equal(still.body.billing_information.name, 'Port Holder SAS');
   });
 
-  it('keeps an account that live orders, rules or registrations name, and lets it go once they ended', async () => {
+  it('keeps an account that live orders, rules or registrations name, and lets it go once they are archived', async () => {
     const reseller = (await login('reseller')).accessToken;
     const account = await createAccount(reseller, {
       name: 'Circuit Member',
@@ -504,7 +504,8 @@ describe('account, contact and role-assignment writes', () => {
         `network-service-configs ${ids.config} billing_account`,
       ]);
 
-      // Ended orders no longer hold the account; the rule and the MAC are given up through the API.
+      // Ended orders may still be charged: they hold the accounts that consume and pay for them
+      // until they are archived. The rule and the MAC are given up through the API.
       await sql.query("UPDATE connections SET state = 'decommissioned' WHERE id = :connection", {
         replacements,
       });
@@ -515,6 +516,17 @@ describe('account, contact and role-assignment writes', () => {
       await sql.query('DELETE FROM member_joining_rules WHERE id = :rule', { replacements });
       const macGone = await request('DELETE', `/macs/${mac.body.id}`, { token: reseller });
       assert.equal(macGone.status, 200, macGone.text);
+      const charged = await request('DELETE', `/accounts/${account.id}`, { token: reseller });
+      assert.equal(charged.status, 400, charged.text);
+      assert.deepEqual(named(charged), [
+        `connections ${ids.connection} billing_account`,
+        `connections ${ids.connection} consuming_account`,
+        `network-service-configs ${ids.config} billing_account`,
+      ]);
+      await sql.query("UPDATE connections SET state = 'archived' WHERE id = :connection", { replacements });
+      await sql.query("UPDATE network_service_configs SET state = 'archived' WHERE id = :config", {
+        replacements,
+      });
       const deleted = await request('DELETE', `/accounts/${account.id}`, { token: reseller });
       assert.equal(deleted.status, 200, deleted.text);
     } finally {

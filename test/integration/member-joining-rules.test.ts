@@ -193,7 +193,7 @@ describe('member joining rules', () => {
     assert.ok(!JSON.stringify(seenByPetit).includes(id));
   });
 
-  it('lets the service consumer and those acting for it see the rules; only a managing account changes them', async () => {
+  it('lets the service consumer and those acting for it see the rules; only the service’s manager makes and changes them', async () => {
     // A reseller's service for its sub-account, with a point-to-multipoint topology.
     const service = await multipoint({ type: 'p2mp_vc', managing: TRANSIT, consuming: PETIT });
     const created = await create(transit, {
@@ -212,18 +212,16 @@ describe('member joining rules', () => {
       body: { type: 'allow', external_ref: 'mine' },
     });
     assert.equal(patched.status, 403);
-    // The consumer orders rules of its own.
+    // The consumer decides nothing of who joins, even in a rule it names itself the manager of.
     const own = await create(petit, {
-      type: 'deny',
+      type: 'allow',
       network_service: service,
       consuming_account: THAMES,
       managing_account: PETIT,
     });
-    assert.equal(own.status, 201, own.text);
-    assert.equal(
-      (await request('DELETE', `/member-joining-rules/${own.body.id}`, { token: petit })).status,
-      200,
-    );
+    assert.equal(own.status, 403, own.text);
+    assert.equal((await request('GET', `/network-services/${service}`, { token: thames })).status, 404);
+    assert.equal((await request('DELETE', `/member-joining-rules/${id}`, { token: petit })).status, 403);
     const removed = await request('DELETE', `/member-joining-rules/${id}`, { token: transit });
     assert.equal(removed.status, 200);
     assert.equal(removed.body.id, id);
