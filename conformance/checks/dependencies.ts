@@ -296,9 +296,16 @@ const CONNECTION_CHECK: CheckDefinition = {
           policy.decommission_at >= configsDay,
           `the policy of connection ${id} names ${policy.decommission_at} as its first possible day, before ${configsDay}, when its config ${config} goes`,
         );
-      // A day before the first possible one is refused, then the DELETE without a day is taken
-      // (unless the connection went by itself with its last port).
+      // A day before the first possible one is refused, then the DELETE without a day is taken;
+      // a connection that went by itself with its last port takes it too, as one going already.
       if (!deferred) await cancel(t, CONNECTIONS, id);
+      else {
+        const again = await t.call(CONNECTIONS.destroy, { id });
+        t.must(
+          again.status === 202,
+          `DELETE of connection ${id}, going with its last port once config ${config} goes, answered ${again.status}, not 202`,
+        );
+      }
       const after = await current(t, CONNECTIONS, id);
       if (after && configsDay && DECOMMISSIONING.includes(String(after.state)))
         t.must(
