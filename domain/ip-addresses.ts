@@ -54,12 +54,21 @@ function parseV6(text: string): bigint | null {
   return groups.reduce((value, group) => (value << 16n) | BigInt(group), 0n);
 }
 
-/** An address in either family, or null when `text` is not one. */
+/** The IPv6 prefix ::ffff:0:0/96 that maps IPv4 addresses into IPv6 (RFC 4291 §2.5.5.2). */
+const V4_MAPPED = 0xffffn;
+
+/**
+ * An address in either family, or null when `text` is not one. An IPv4-mapped IPv6 address
+ * (`::ffff:192.0.2.1`) is the IPv4 address it maps: written either way, it is one address, inside
+ * or outside the same subnets.
+ */
 export function parseAddress(text: string): { version: IpVersion; value: bigint } | null {
   const v4 = parseV4(text);
   if (v4 !== null) return { version: 4, value: v4 };
   const v6 = text.includes(':') ? parseV6(text) : null;
-  return v6 === null ? null : { version: 6, value: v6 };
+  if (v6 === null) return null;
+  if (v6 >> 32n === V4_MAPPED) return { version: 4, value: v6 & 0xffffffffn };
+  return { version: 6, value: v6 };
 }
 
 /** The canonical text of an address. */

@@ -15,7 +15,14 @@ describe('IP address maths', () => {
     assert.equal(canonicalAddress('2001:0DB8:0000:0000:0001:0000:0000:0001'), '2001:db8::1:0:0:1');
     assert.equal(canonicalAddress('2001:db8:0:0:1:0:0:0'), '2001:db8:0:0:1::');
     assert.equal(canonicalAddress('::'), '::');
-    assert.equal(canonicalAddress('::ffff:192.0.2.1'), '::ffff:c000:201');
+    // An IPv4-mapped address is the IPv4 address it maps, however it is written.
+    assert.equal(canonicalAddress('::ffff:192.0.2.1'), '192.0.2.1');
+    assert.equal(canonicalAddress('::FFFF:c000:201'), '192.0.2.1');
+    assert.deepEqual(parseAddress('::ffff:192.0.2.1'), {
+      version: 4,
+      value: parseAddress('192.0.2.1')!.value,
+    });
+    assert.equal(canonicalAddress('::fffe:c000:201'), '::fffe:c000:201');
     assert.equal(canonicalAddress('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2:3:4:5:6');
     for (const bad of ['192.0.2', '192.0.2.256', '01.2.3.4', '1::2::3', '2001:db8::g', '1:2:3:4:5:6:7:8:9'])
       assert.equal(parseAddress(bad), null, bad);
@@ -25,7 +32,8 @@ describe('IP address maths', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), (value) => {
         const text = formatAddress(6, value);
-        assert.equal(parseAddress(text)?.value, value);
+        const mapped = value >> 32n === 0xffffn;
+        assert.equal(parseAddress(text)?.value, mapped ? value & 0xffffffffn : value);
         assert.ok(text.split('::').length <= 2);
         assert.equal(text, text.toLowerCase());
       }),
@@ -99,6 +107,9 @@ describe('IP address registrations', () => {
     assert.deepEqual(names({ version: 6 }), ['version']);
     assert.deepEqual(names({ prefix_length: 33 }), ['prefix_length']);
     assert.deepEqual(names({ address: '192.0.2.44' }), ['address']);
+    // Mapped into IPv6, an address of the exchange's subnet is still one.
+    assert.deepEqual(names({ address: '::ffff:192.0.2.44' }), ['address']);
+    assert.deepEqual(names({ version: 6, address: '::ffff:192.0.2.44', prefix_length: 128 }), ['version']);
   });
 
   it('takes host names and windows that end in the future', () => {
