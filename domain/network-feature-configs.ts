@@ -67,6 +67,13 @@ export interface FeatureConfigFacts {
 const AS_SET = /^(AS[0-9]+|AS-[A-Z0-9_-]+)(:(AS[0-9]+|AS-[A-Z0-9_-]+))*(@[A-Z0-9-]+)?$/i;
 
 /**
+ * A BGP session password every device can carry: 1 to 80 printable ASCII characters without the
+ * space and the quotes, which router configurations would have to escape. The API refuses what a
+ * route server could not render, so that no order fails on the device.
+ */
+export const BGP_PASSWORD = /^[!#-&(-~]{1,80}$/;
+
+/**
  * Everything wrong with a route-server session order, by property: the route server and the
  * config belong to one service; session mode and session type are the route server's; the ASN is
  * one of the config's; the address is one of the config's, of a family the route server speaks;
@@ -141,6 +148,8 @@ export function routeServerConfigProblems(
     const value = order[family];
     if (value && !AS_SET.test(value)) problem(family, `${value} is not an AS-SET such as AS-EXAMPLE@RIPE`);
   }
+  if (order.password !== null && order.password !== '' && !BGP_PASSWORD.test(order.password))
+    problem('password', 'use 1 to 80 printable ASCII characters without spaces or quotes');
   for (const { name, reason } of orderAccountProblems(facts.accounts)) problem(name, reason);
   return problems;
 }

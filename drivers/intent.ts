@@ -9,6 +9,7 @@ import type {
   ServiceAttachment,
 } from './contract';
 import { DriverError } from './contract';
+import { BGP_PASSWORD } from '../domain/network-feature-configs';
 
 /** The parts of a device an intent may touch, as they are now. */
 export interface DeviceSnapshot {
@@ -23,8 +24,6 @@ const LAG_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,79}$/;
 const SERVICE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,79}$/;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 const MAX_DESCRIPTION = 240;
-/** Printable ASCII without the space and the quotes, which device configs would have to escape. */
-const PASSWORD = /^[!#-&(-~]{1,80}$/;
 const MAX_AS_SET = 100;
 const MAX_ASN = 4294967294;
 /** AS_TRANS (RFC 6793) stands in for 4-byte ASNs towards old speakers; no router peers as it. */
@@ -284,7 +283,7 @@ function checkSession(session: BgpSession): void {
     );
   if (typeof session.passive !== 'boolean') invalid(`${where}: passive is not true or false`);
   if (typeof session.insertIxpAsn !== 'boolean') invalid(`${where}: insertIxpAsn is not true or false`);
-  if (password !== null && (typeof password !== 'string' || !PASSWORD.test(password)))
+  if (password !== null && (typeof password !== 'string' || !BGP_PASSWORD.test(password)))
     invalid(`${where}: the password is not 1 to 80 printable ASCII characters without spaces or quotes`);
   if (asSet !== null && (typeof asSet !== 'string' || asSet.length > MAX_AS_SET))
     invalid(`${where}: AS-SET longer than ${MAX_AS_SET} characters`);

@@ -178,9 +178,26 @@ describe('route-server sessions (network feature configs)', function () {
 
   it('changes a session through production_change_pending and decommissions it with its config', async () => {
     const { id, v4 } = await config();
+    // A password a route server could not render is refused at the door, not on the device.
+    for (const password of ['se"krit', "se'krit", 'se krit', 'x'.repeat(81)]) {
+      const refused = await request('POST', '/network-feature-configs', {
+        token,
+        body: { ...session(id, v4.id), password },
+      });
+      assert.equal(refused.status, 400, refused.text);
+      assert.ok(
+        (refused.body.properties as Array<{ name: string }>).some((p) => p.name === 'password'),
+        refused.text,
+      );
+    }
     const created = await request('POST', '/network-feature-configs', { token, body: session(id, v4.id) });
     const sessionId = created.body.id as string;
     await reaches(token, `/network-feature-configs/${sessionId}`, 'production');
+    const quoted = await request('PATCH', `/network-feature-configs/${sessionId}`, {
+      token,
+      body: { password: 'se"krit' },
+    });
+    assert.equal(quoted.status, 400, quoted.text);
     const patched = await request('PATCH', `/network-feature-configs/${sessionId}`, {
       token,
       body: { max_prefix_v4: 250, password: 'sekrit-md5' },
