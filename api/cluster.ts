@@ -127,7 +127,7 @@ export async function runPrimary(config: Config, logger: Logger): Promise<number
           contentType: aggregator.contentType,
           metrics: async () => `${await aggregator.clusterMetrics()}\n${await own.metrics()}`,
         },
-        host: config.host,
+        host: config.metricsHost,
         port: config.metricsPort,
         logger,
       });

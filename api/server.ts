@@ -206,7 +206,7 @@ export async function startApi(options: {
     try {
       metricsListener = await startMetricsListener({
         registry: metricsRegistry,
-        host: config.host,
+        host: config.metricsHost,
         port: metricsPort,
         logger,
       });

@@ -77,6 +77,11 @@ export interface Config {
   quotas: { ports: number; sub_accounts: number; open_orders: number };
   /** Workflows a worker keeps cached between their tasks (WORKER_CACHED_WORKFLOWS); undefined: the SDK's choice. */
   workerCachedWorkflows: number | undefined;
+  /**
+   * The interface the metrics listeners (METRICS_PORT, TEMPORAL_METRICS_PORT) bind to: loopback
+   * unless set, since they answer without authentication.
+   */
+  metricsHost: string;
   /** Port of the process's own Prometheus listener (`GET /metrics`); null when metrics are off. */
   metricsPort: number | null;
   /** Port of the Temporal SDK runtime's Prometheus exporter in the worker; null when it is off. */
@@ -306,16 +311,22 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       'how long clients and caches may keep the IX-F member export (Cache-Control max-age; seconds, or 5m, 1h)',
   },
   {
+    name: 'METRICS_HOST',
+    default: '127.0.0.1',
+    description:
+      'interface the metrics listeners bind to; they answer without authentication, so loopback unless a scraper elsewhere needs them (0.0.0.0 in containers)',
+  },
+  {
     name: 'METRICS_PORT',
     default: '',
     description:
-      "TCP port (on HOST) of the process's own listener serving Prometheus metrics at GET /metrics, apart from the API; unset: no metrics listener",
+      "TCP port (on METRICS_HOST) of the process's own listener serving Prometheus metrics at GET /metrics, apart from the API; unset: no metrics listener",
   },
   {
     name: 'TEMPORAL_METRICS_PORT',
     default: '',
     description:
-      "TCP port (on HOST) where the worker's Temporal SDK runtime serves its own Prometheus metrics; unset: none",
+      "TCP port (on METRICS_HOST) where the worker's Temporal SDK runtime serves its own Prometheus metrics; unset: none",
   },
 ];
 
@@ -589,6 +600,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       get('WORKER_CACHED_WORKFLOWS').trim() === 'auto'
         ? undefined
         : parseInteger('WORKER_CACHED_WORKFLOWS', get('WORKER_CACHED_WORKFLOWS'), 2, 100_000),
+    metricsHost: get('METRICS_HOST').trim(),
     metricsPort,
     temporalMetricsPort,
     ixfExport: {

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
       ...(config.temporalMetricsPort !== null && {
         metrics: {
           prometheus: {
-            bindAddress: `${config.host}:${config.temporalMetricsPort}`,
+            bindAddress: `${config.metricsHost}:${config.temporalMetricsPort}`,
             countersTotalSuffix: true,
             unitSuffix: true,
             useSecondsForDurations: true,
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     metrics = createWorkerMetrics({ registry, sequelize: db.sequelize, logger });
     metricsListener = await startMetricsListener({
       registry,
-      host: config.host,
+      host: config.metricsHost,
       port: config.metricsPort,
       logger,
     });

@@ -160,6 +160,12 @@ describe('configuration', () => {
     assert.throws(() => parseDuration('X', '1w'), ConfigError);
   });
 
+  it('serves metrics on loopback unless told otherwise: the listeners ask for no credentials', () => {
+    assert.equal(loadConfig(keys).metricsHost, '127.0.0.1');
+    assert.equal(loadConfig({ ...keys, HOST: '0.0.0.0' }).metricsHost, '127.0.0.1');
+    assert.equal(loadConfig({ ...keys, METRICS_HOST: '0.0.0.0' }).metricsHost, '0.0.0.0');
+  });
+
   it('serves metrics only on a port of their own, when one is set', () => {
     assert.equal(loadConfig(keys).metricsPort, null);
     assert.equal(loadConfig(keys).temporalMetricsPort, null);
