@@ -7,6 +7,7 @@ import {
   effectiveLacpTimeout,
   lagNameOf,
 } from '../../domain/connections';
+import { ONBOARDED } from '../support/order-accounts';
 
 const offering: ConnectionOffering = {
   id: 'po-connection-fra-100g',
@@ -17,14 +18,7 @@ const offering: ConnectionOffering = {
 };
 const context: OrderContext = {
   assignedRoles: ['noc', 'implementation'],
-  accounts: {
-    states: {
-      managing_account: 'production',
-      consuming_account: 'production',
-      billing_account: 'production',
-    },
-    billingAccountCanPay: true,
-  },
+  accounts: ONBOARDED,
   maxLagMembers: 8,
   now: new Date('2026-06-01T12:00:00Z'),
 };

@@ -10,6 +10,7 @@ import type {
 import { absentConfigOrder, configProblems, siblingClashes } from '../../domain/network-service-configs';
 import type { Tagging } from '../../domain/vlans';
 import { chooseTags, taggingOf, taggingsCompatible, vlanConfigOf } from '../../domain/vlans';
+import { ONBOARDED } from '../support/order-accounts';
 
 const order: ConfigOrder = {
   ...absentConfigOrder('exchange_lan'),
@@ -64,14 +65,7 @@ const facts: ConfigOrderFacts = {
   },
   assignedRoles: ['role-noc'],
   knownAssignments: new Set(['ra-noc']),
-  accounts: {
-    states: {
-      managing_account: 'production',
-      consuming_account: 'production',
-      billing_account: 'production',
-    },
-    billingAccountCanPay: true,
-  },
+  accounts: ONBOARDED,
   usableMacs: new Set(['mac-1']),
   macsHeldByOthers: new Map(),
   actingAccounts: ['acc-a'],

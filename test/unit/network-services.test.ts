@@ -12,6 +12,7 @@ import {
   serviceOrderProblems,
   shapedOrder,
 } from '../../domain/network-services';
+import { ONBOARDED } from '../support/order-accounts';
 
 const offering: ServiceOffering = {
   id: 'po-p2p',
@@ -50,14 +51,7 @@ const p2p: ServiceOrder = shapedOrder({
 const facts: ServiceOrderFacts = {
   offering,
   joiningAccount: { id: 'acc-b' },
-  accounts: {
-    states: {
-      managing_account: 'production',
-      consuming_account: 'production',
-      billing_account: 'production',
-    },
-    billingAccountCanPay: true,
-  },
+  accounts: ONBOARDED,
   now: new Date('2026-06-01T00:00:00Z'),
 };
 

@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
 import { orderAccountProblems } from '../../domain/order-accounts';
+import { ONBOARDED } from '../support/order-accounts';
 
 describe('the accounts an order names', () => {
-  const onboarded = {
-    states: {
-      managing_account: 'production',
-      consuming_account: 'production',
-      billing_account: 'production',
-    },
-    billingAccountCanPay: true,
-  } as const;
+  const onboarded = ONBOARDED;
   const names = (accounts: Parameters<typeof orderAccountProblems>[0]) =>
     orderAccountProblems(accounts).map((problem) => problem.name);
 
