@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy } from '../../domain/cancellation';
 import { UnableToFulfillError } from '../../domain/errors';
 import type { State } from '../../domain/states';
-import { GOING_STATES, isGoing, transition } from '../../domain/states';
+import { GOING_STATES, isGoing, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { ConnectionRepository } from './connection-repository';
 import type { EventRepository } from './event-repository';
@@ -244,7 +244,7 @@ export function createPortReservationRepository(deps: {
           const policyOfConnection = await whole(reservation.connection);
           if (
             reservation.state === 'production' &&
-            row.state === 'production' &&
+            isLive(row.state) &&
             (await configsOn(reservation.connection, 'live', transaction)).length
           )
             // Configs still stand on it (a client deleting a whole configuration deletes them at

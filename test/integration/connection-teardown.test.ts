@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { settleConnections } from '../support/connections';
-import { liveConfig, liveConnection } from '../support/exchange-lan';
+import { liveConfig, liveConnection, orderConnection, reaches } from '../support/exchange-lan';
 import type { HttpResponse } from '../support/http';
 import { login, request } from '../support/http';
 import { readEvents } from '../support/pages';
@@ -84,6 +84,31 @@ describe('a connection torn down with its configs, its last port given back at a
       'the last port',
     );
     await goesOnce(held);
+  });
+
+  it('lets a bundle go once when both its ports and its config are deleted at the same moment', async () => {
+    const bundle = await orderConnection(token, {
+      mode: 'lag_lacp',
+      lacp_timeout: 'slow',
+      port_quantity: 2,
+      subscriber_side_demarcs: ['cage 9, panel 2, port 1', 'cage 9, panel 2, port 2'],
+    });
+    await reaches(token, `/connections/${bundle}`, 'production');
+    const config = await liveConfig(token, bundle);
+    const reservations = (await read(`/connections/${bundle}`)).port_reservations as string[];
+    assert.equal(reservations.length, 2);
+    const answers = await Promise.all([
+      ...reservations.map((reservation) =>
+        request('DELETE', `/port-reservations/${reservation}`, { token, body: null }),
+      ),
+      request('DELETE', `/network-service-configs/${config}`, { token, body: null }),
+    ]);
+    answers.forEach((answer, index) => accepted(answer, `DELETE ${index}`));
+    const going = await read(`/connections/${bundle}`);
+    assert.equal(going.state, 'decommission_requested', JSON.stringify(going));
+    for (const reservation of reservations)
+      assert.equal((await read(`/port-reservations/${reservation}`)).decommission_at, going.decommission_at);
+    await goesOnce({ connection: bundle, reservation: reservations[1], config });
   });
 
   it('lets each connection go once when its port and its config are deleted at the same moment', async () => {
