@@ -23,6 +23,7 @@ import * as outboxTraceContext from './migrations/0020-outbox-trace-context';
 import * as opticsReadings from './migrations/0021-optics-readings';
 import * as collectionVersions from './migrations/0022-collection-versions';
 import * as writtenOrder from './migrations/0023-written-order';
+import * as sampleHolders from './migrations/0024-sample-holders';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -54,6 +55,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0021-optics-readings', opticsReadings],
   ['0022-collection-versions', collectionVersions],
   ['0023-written-order', writtenOrder],
+  ['0024-sample-holders', sampleHolders],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -64,14 +64,18 @@ export function statisticsOperations(deps: {
     return configs.map((config) => ({ subjectType: 'network_service_config', id: config }));
   }
 
-  /** The samples of each subject from `from` to `to`, the subjects read side by side. */
+  /**
+   * The samples of each subject from `from` to `to` taken while an account of the caller's held
+   * it (a port's earlier holders' traffic is theirs), the subjects read side by side.
+   */
   function samplesOfEach(
     subjects: ReadonlyArray<{ subjectType: TrafficSubjectType; id: string }>,
     from: Date,
     to: Date,
+    scope: Scope,
   ): Promise<CounterSample[][]> {
     return Promise.all(
-      subjects.map((subject) => traffic.samplesOf(subject.subjectType, subject.id, from, to)),
+      subjects.map((subject) => traffic.samplesOf(subject.subjectType, subject.id, from, to, scope.accounts)),
     );
   }
 
@@ -79,14 +83,15 @@ export function statisticsOperations(deps: {
   async function aggregatesOf(
     subjects: ReadonlyArray<{ subjectType: TrafficSubjectType; id: string }>,
     custom: { start: Date; end: Date } | undefined,
+    scope: Scope,
   ): Promise<Record<string, AggregateStatistics>> {
     const now = clock();
     const { intervalSeconds } = deps;
     if (custom) {
-      const series = await samplesOfEach(subjects, custom.start, custom.end);
+      const series = await samplesOfEach(subjects, custom.start, custom.end, scope);
       return customAggregate(series, { ...custom, now, intervalSeconds });
     }
-    const series = await samplesOfEach(subjects, windowStart('P1Y', now), now);
+    const series = await samplesOfEach(subjects, windowStart('P1Y', now), now, scope);
     return slidingAggregates(series, { now, intervalSeconds });
   }
 
@@ -104,9 +109,10 @@ export function statisticsOperations(deps: {
     operationId: `${subjectType}s_statistics_read`,
     authenticated: true,
     async handle({ params, query, caller }: OperationContext) {
-      const subjects = await sampledSubjects(subjectType, params.id, await writes.scope(caller));
+      const scope = await writes.scope(caller);
+      const subjects = await sampledSubjects(subjectType, params.id, scope);
       const custom = requestedWindow({ start: query.start, end: query.end });
-      const aggregates = await aggregatesOf(subjects, custom);
+      const aggregates = await aggregatesOf(subjects, custom, scope);
       // A port also shows the light levels of its optics.
       const optics = subjectType === 'port' ? await lightLevels(params.id) : {};
       return { status: 200, body: { aggregates, ...optics } };

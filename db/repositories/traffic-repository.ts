@@ -5,12 +5,17 @@ import type { CounterSample, CounterValues, TrafficSubjectType } from '../../dom
 import { COUNTER_NAMES } from '../../domain/statistics';
 import { serviceScopeSql } from '../network-services-collection';
 
-/** Something sampled, and the device interface its counters are read from. */
+/**
+ * Something sampled, the device interface its counters are read from, and who holds it now (its
+ * managing and consuming accounts): each sample keeps them, and shows only them what it carried.
+ */
 export interface TrafficSubject {
   subjectType: TrafficSubjectType;
   subjectId: string;
   device: string;
   interfaceName: string;
+  managingAccount: string;
+  consumingAccount: string;
 }
 
 /** One reading of a subject's counters, as the collector stores it. */
@@ -80,15 +85,16 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
      */
     async subjectsInService(): Promise<TrafficSubject[]> {
       return select<TrafficSubject>(
-        `SELECT 'port' AS subjectType, p.id AS subjectId, p.device, p.name AS interfaceName
+        `SELECT 'port' AS subjectType, p.id AS subjectId, p.device, p.name AS interfaceName,
+                c.managing_account AS managingAccount, c.consuming_account AS consumingAccount
            FROM ports p JOIN connections c ON c.id = p.connection
           WHERE c.state IN (:inService)
          UNION ALL
-         SELECT 'connection', c.id, c.device, ${connectionInterface}
+         SELECT 'connection', c.id, c.device, ${connectionInterface}, c.managing_account, c.consuming_account
            FROM connections c
           WHERE c.state IN (:inService) AND EXISTS (SELECT 1 FROM ports p WHERE p.connection = c.id)
          UNION ALL
-         SELECT 'network_service_config', n.id, c.device, ${configInterface}
+         SELECT 'network_service_config', n.id, c.device, ${configInterface}, n.managing_account, n.consuming_account
            FROM network_service_configs n JOIN connections c ON c.id = n.connection
           WHERE n.state IN (:inService) AND EXISTS (SELECT 1 FROM ports p WHERE p.connection = c.id)
          ORDER BY subjectType, subjectId`,
@@ -105,11 +111,13 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
         sample.sampledAt,
         sample.device,
         sample.interfaceName,
+        sample.managingAccount,
+        sample.consumingAccount,
         ...COUNTER_NAMES.map((name) => sample[name].toString()),
       ]);
       const [result] = await sequelize.query(
         `INSERT IGNORE INTO traffic_samples (subject_type, subject_id, sampled_at, device, interface_name,
-           ${COUNTER_COLUMNS.join(', ')}) VALUES ${rows.map(() => '(?)').join(', ')}`,
+           managing_account, consuming_account, ${COUNTER_COLUMNS.join(', ')}) VALUES ${rows.map(() => '(?)').join(', ')}`,
         { replacements: rows },
       );
       return Number((result as { affectedRows?: number }).affectedRows ?? samples.length);
@@ -146,22 +154,28 @@ export function createTrafficRepository(deps: { sequelize: Sequelize }) {
 
     /**
      * A subject's samples from `from` to `to` in time order, beginning with the last one taken at
-     * or before `from` (it starts the first interval of the window).
+     * or before `from` (it starts the first interval of the window); only those taken while one of
+     * `accounts` held the subject (managed or consumed it), so that no interval spans another
+     * holder's time.
      */
     async samplesOf(
       subjectType: TrafficSubjectType,
       subjectId: string,
       from: Date,
       to: Date,
+      accounts: readonly string[],
     ): Promise<CounterSample[]> {
+      const held = (alias: string) =>
+        `(${alias}.managing_account IN (:accounts) OR ${alias}.consuming_account IN (:accounts))`;
       const rows = await select<SampleRow>(
         `SELECT sampled_at, device, interface_name, ${COUNTER_COLUMNS.join(', ')}
-           FROM traffic_samples
-          WHERE subject_type = :subjectType AND subject_id = :subjectId AND sampled_at <= :to
+           FROM traffic_samples t
+          WHERE subject_type = :subjectType AND subject_id = :subjectId AND sampled_at <= :to AND ${held('t')}
             AND sampled_at >= COALESCE((SELECT MAX(s.sampled_at) FROM traffic_samples s
-                  WHERE s.subject_type = :subjectType AND s.subject_id = :subjectId AND s.sampled_at <= :from), :from)
+                  WHERE s.subject_type = :subjectType AND s.subject_id = :subjectId AND s.sampled_at <= :from
+                    AND ${held('s')}), :from)
           ORDER BY sampled_at`,
-        { subjectType, subjectId, from, to },
+        { subjectType, subjectId, from, to, accounts },
       );
       return rows.map(toCounterSample);
     },

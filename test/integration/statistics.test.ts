@@ -7,7 +7,8 @@ import { configOrder, FRA_LAN, reaches } from '../support/exchange-lan';
 import { recordHistory } from '../support/histories';
 import { login, request } from '../support/http';
 import { collectTraffic, stack } from '../support/stack';
-import { serviceOrder } from '../support/virtual-circuits';
+import { connectionFor, endsNow, serviceOrder } from '../support/virtual-circuits';
+import { provisioningWorkflowId } from '../../db/repositories/connection-store';
 import { eventually } from '../support/wait';
 
 const SPREE = 'acc-spree-networks';
@@ -268,6 +269,72 @@ describe('traffic statistics', function () {
     const own = await request('GET', ofCircuit, { token: other });
     assert.equal(own.status, 200, own.text);
     assert.equal(own.body.aggregates.PT1H.accuracy, 0);
+  });
+
+  it("shows a port's next holder none of the traffic it carried for the one before", async () => {
+    // Spree's standalone connection carries traffic through its one port, then goes.
+    const portOf = async (as: string, id: string) => {
+      const read = await request('GET', `/connections/${id}`, { token: as });
+      assert.equal(read.status, 200, read.text);
+      return (read.body.ports as string[])[0];
+    };
+    const spreeConnection = await connectionFor(token, 'spree');
+    const port = await portOf(token, spreeConnection);
+    await eventually(
+      "samples of Spree's port",
+      async () => ((await samplesOf([port])).fewest >= 3 ? true : undefined),
+      60_000,
+      250,
+    );
+    const spreeWindow = await sharedWindow([port]);
+    const mine = await request(
+      'GET',
+      `/ports/${port}/statistics?start=${encodeURIComponent(spreeWindow.start)}&end=${encodeURIComponent(spreeWindow.end)}`,
+      { token },
+    );
+    assert.equal(mine.status, 200, mine.text);
+    assert.ok(mine.body.aggregates.custom.average_ops_in > 0, mine.text);
+    const gone = await request('DELETE', `/connections/${spreeConnection}`, { token });
+    assert.equal(gone.status, 202, gone.text);
+    await endsNow(token, `/connections/${spreeConnection}`, provisioningWorkflowId(spreeConnection));
+    const spreeLast = (await samplesOf([port])).newest!;
+
+    // The next order of the offering is given the same port: the lowest free one of the fullest device.
+    const thamesConnection = await connectionFor(other, 'thames');
+    assert.equal(await portOf(other, thamesConnection), port, 'Thames is given the port Spree gave back');
+    await eventually(
+      "samples of Thames's port",
+      async () => {
+        const [{ n }] = await stack().db.sequelize.query<{ n: number }>(
+          'SELECT COUNT(*) AS n FROM traffic_samples WHERE subject_id = :port AND sampled_at > :spreeLast',
+          { replacements: { port, spreeLast }, type: QueryTypes.SELECT },
+        );
+        return Number(n) >= 3 ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    const statistics = async (query = '') => {
+      const response = await request('GET', `/ports/${port}/statistics${query}`, { token: other });
+      assert.equal(response.status, 200, response.text);
+      return response.body.aggregates as Record<string, Record<string, number | string | null>>;
+    };
+    // Over Spree's time, Thames sees nothing; over every sliding window, its own traffic only.
+    const earlier = (
+      await statistics(
+        `?start=${encodeURIComponent(spreeWindow.start)}&end=${encodeURIComponent(spreeLast.toISOString())}`,
+      )
+    ).custom;
+    assert.equal(earlier.accuracy, 0, JSON.stringify(earlier));
+    assert.equal(earlier.average_ops_in, 0);
+    assert.equal(earlier.maximum_ops_in, null);
+    for (const [key, aggregate] of Object.entries(await statistics())) {
+      assert.ok(Number(aggregate.average_ops_in) > 0, `${key}: ${JSON.stringify(aggregate)}`);
+      for (const at of ['maximum_in_at', 'maximum_out_at'])
+        assert.ok(Date.parse(String(aggregate[at])) > spreeLast.getTime(), `${key} ${at}: ${aggregate[at]}`);
+    }
+    // And Spree, no longer holding it, sees nothing of the port at all.
+    assert.equal((await request('GET', `/ports/${port}/statistics`, { token })).status, 404);
   });
 
   it('shows operators how sampling goes', async () => {

@@ -72,6 +72,8 @@ const subject = (subjectType: 'port' | 'connection', subjectId: string, device: 
   subjectId,
   device,
   interfaceName: name,
+  managingAccount: 'acc-holder',
+  consumingAccount: 'acc-holder',
 });
 
 describe('traffic sampling', () => {
