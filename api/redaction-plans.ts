@@ -48,6 +48,16 @@ export function redactionPlanFor(document: OpenApiDocument, schemaName: string):
   return { sensitive, zero };
 }
 
+/** The redaction plan of each type of a resource read as a `oneOf` of types, by the type's read schema. */
+export function redactionPlansByType(
+  document: OpenApiDocument,
+  schemaOf: Readonly<Record<string, string>>,
+): Record<string, RedactionPlan> {
+  return Object.fromEntries(
+    Object.entries(schemaOf).map(([type, schema]) => [type, redactionPlanFor(document, schema)]),
+  );
+}
+
 /**
  * Every property the document marks `x-sensitive` in a read schema, in any of its types when the
  * schema is a `oneOf` of types (network services, configs, joining rules).

@@ -109,6 +109,17 @@ export function accessToRule(
 }
 
 /**
+ * Whether a caller sees a rule only as the member it names: the member learns that it was admitted
+ * and on which terms, never what the service's owners keep on the rule for themselves (its sensitive
+ * properties). Whoever acts for the rule's managing account sees it whole, and so does every other
+ * caller that may see it at all, which is an owner of its service.
+ */
+export const seesRuleAsMember = (
+  rule: Pick<MemberJoiningRuleOrder, 'managing_account' | 'consuming_account'>,
+  scope: Scope,
+): boolean => actsFor(scope, rule.consuming_account) && !actsFor(scope, rule.managing_account);
+
+/**
  * Everything wrong with a rule, by property: the service is a multipoint one the caller owns and
  * not going away; the member exists and is not the service's own consuming account; an allow rule's
  * capacities lie within the offering's bandwidth, the minimum not above the maximum. `concerned`

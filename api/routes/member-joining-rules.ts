@@ -4,23 +4,50 @@ import type { PropertyError } from '../../domain/errors';
 import { ValidationError } from '../../domain/errors';
 import type {
   JoinableService,
+  JoiningRuleType,
   MemberJoiningRule,
   MemberJoiningRuleOrder,
 } from '../../domain/member-joining-rules';
-import { accessToRule, memberJoiningRuleProblems, termsOfItsType } from '../../domain/member-joining-rules';
+import {
+  accessToRule,
+  memberJoiningRuleProblems,
+  seesRuleAsMember,
+  termsOfItsType,
+} from '../../domain/member-joining-rules';
+import { redact } from '../../domain/redaction';
+import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry } from '../collections';
 import type { ResourceFamily } from '../families';
 import { generatedWrites } from '../family-writes';
+import { redactionPlansByType } from '../redaction-plans';
 
-/** A rule is seen by the owners of its service and by the member it names. */
-export const MEMBER_JOINING_RULE_COLLECTIONS: readonly CollectionEntry[] = [
-  {
-    collection: memberJoiningRules,
-    list: 'member_joining_rules_list',
-    read: 'member_joining_rules_read',
-    scope: (visibility) => (_value, params) => memberJoiningRuleScope(params.bind(visibility.accounts)),
-  },
-];
+const SCHEMA_OF: Readonly<Record<JoiningRuleType, string>> = {
+  allow: 'AllowMemberJoiningRule',
+  deny: 'DenyMemberJoiningRule',
+};
+
+/**
+ * A rule is seen by the owners of its service and by the member it names; the member sees it
+ * without its sensitive properties (`seesRuleAsMember`), in reads, lists and events alike.
+ */
+export function memberJoiningRuleCollections(document: OpenApiDocument): readonly CollectionEntry[] {
+  const plans = redactionPlansByType(document, SCHEMA_OF);
+  return [
+    {
+      collection: memberJoiningRules,
+      list: 'member_joining_rules_list',
+      read: 'member_joining_rules_read',
+      scope: (visibility) => (_value, params) => memberJoiningRuleScope(params.bind(visibility.accounts)),
+      present: (item, visibility) => {
+        const parties = {
+          managing_account: item.managing_account as string,
+          consuming_account: item.consuming_account as string,
+        };
+        return seesRuleAsMember(parties, visibility) ? redact(item, plans[item.type as string]) : item;
+      },
+    },
+  ];
+}
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -33,7 +60,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 export const memberJoiningRulesFamily: ResourceFamily = {
   name: 'member-joining-rules',
-  collections: () => MEMBER_JOINING_RULE_COLLECTIONS,
+  collections: memberJoiningRuleCollections,
   asynchronous: false,
   operations(deps) {
     const { memberJoiningRules: rules } = deps.db;

@@ -23,7 +23,6 @@ import {
   serviceOrderProblems,
   shapedOrder,
 } from '../../domain/network-services';
-import type { RedactionPlan } from '../../domain/redaction';
 import { redact } from '../../domain/redaction';
 import type { OpenApiDocument } from '../../spec';
 import { cancellationPolicies } from '../cancellation';
@@ -31,7 +30,7 @@ import type { CollectionEntry } from '../collections';
 import type { FamilyOperations, ResourceFamily } from '../families';
 import { cancellationOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
-import { redactionPlanFor } from '../redaction-plans';
+import { redactionPlansByType } from '../redaction-plans';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
 import { deliverAll, merged, replacement } from '../writes';
@@ -69,9 +68,7 @@ const SCHEMA_OF: Record<string, string> = {
  * service in the form its members need.
  */
 export function networkServiceCollections(document: OpenApiDocument): readonly CollectionEntry[] {
-  const plans: Record<string, RedactionPlan> = Object.fromEntries(
-    Object.entries(SCHEMA_OF).map(([type, schema]) => [type, redactionPlanFor(document, schema)]),
-  );
+  const plans = redactionPlansByType(document, SCHEMA_OF);
   return [
     {
       collection: networkServices,

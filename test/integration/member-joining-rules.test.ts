@@ -201,11 +201,14 @@ describe('member joining rules', () => {
       network_service: service,
       consuming_account: SPREE,
       managing_account: TRANSIT,
+      external_ref: 'transit-ref',
     });
     assert.equal(created.status, 201, created.text);
     const id = created.body.id as string;
-    assert.equal((await rule(id, petit)).status, 200);
-    assert.equal((await rule(id, spree)).status, 200);
+    // The consumer sees the rule whole, the member without the manager's reference.
+    assert.deepEqual((await rule(id, petit)).body, created.body);
+    const { external_ref: _hidden, ...asMember } = created.body;
+    assert.deepEqual((await rule(id, spree)).body, asMember);
     assert.equal((await rule(id, thames)).status, 404);
     const patched = await request('PATCH', `/member-joining-rules/${id}`, {
       token: petit,
@@ -226,6 +229,52 @@ describe('member joining rules', () => {
     assert.equal(removed.status, 200);
     assert.equal(removed.body.id, id);
     assert.equal((await rule(id, transit)).status, 404);
+  });
+
+  it('shows the member a rule without the manager’s external_ref: not in reads, lists or events', async () => {
+    const marker = `spree-ref-${suffix()}`;
+    const service = await multipoint();
+    const created = await create(
+      spree,
+      allowFor(service, THAMES, { external_ref: marker, capacity_max: 500 }),
+    );
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    const changed = await request('PATCH', `/member-joining-rules/${id}`, {
+      token: spree,
+      body: { type: 'allow', capacity_max: 600 },
+    });
+    assert.equal(changed.status, 200, changed.text);
+    const whole = changed.body;
+    assert.equal(whole.external_ref, marker);
+    const { external_ref: _hidden, ...asMember } = whole;
+    const listed = async (token: string): Promise<unknown> =>
+      (await request('GET', `/member-joining-rules?network_service=${service}`, { token })).body;
+
+    assert.deepEqual((await rule(id)).body, whole);
+    assert.deepEqual(await listed(spree), [whole]);
+    assert.deepEqual((await rule(id, thames)).body, asMember);
+    assert.deepEqual(await listed(thames), [asMember]);
+
+    assert.equal((await request('DELETE', `/member-joining-rules/${id}`, { token: spree })).status, 200);
+    type RuleEvent = { type: string; payload: { member_joining_rule?: Record<string, unknown> } };
+    const ofRule = (events: RuleEvent[]) =>
+      events.filter((event) => event.payload.member_joining_rule?.id === id);
+    const told = ofRule(await readEvents<RuleEvent>(spree));
+    assert.deepEqual(
+      told.map((event) => [event.type, event.payload.member_joining_rule!.external_ref]),
+      [
+        ['member_joining_rule.created', marker],
+        ['member_joining_rule.changed', marker],
+        ['member_joining_rule.deleted', marker],
+      ],
+    );
+    const toMember = await readEvents<RuleEvent>(thames);
+    assert.ok(!JSON.stringify(toMember).includes(marker));
+    assert.deepEqual(
+      ofRule(toMember).map((event) => [event.type, Object.keys(event.payload.member_joining_rule!).sort()]),
+      told.map((event) => [event.type, Object.keys(asMember).sort()]),
+    );
   });
 
   it('needs a multipoint service of the caller that is not going away', async () => {

@@ -11,6 +11,7 @@ import {
   accessToRule,
   effectsOfRuleChange,
   memberJoiningRuleProblems,
+  seesRuleAsMember,
   standingOn,
   termsOfItsType,
 } from '../../domain/member-joining-rules';
@@ -191,6 +192,15 @@ describe('member joining rules', () => {
         'none',
       );
       assert.equal(accessToRule(rule, undefined, scope(OWNER)), 'none');
+    });
+
+    it('shows the member a rule as a member, and every owner of the service the whole rule', () => {
+      assert.equal(seesRuleAsMember(rule, scope(MEMBER)), true);
+      assert.equal(seesRuleAsMember(rule, scope('acc-reseller', MEMBER)), true);
+      assert.equal(seesRuleAsMember(rule, scope(OWNER)), false);
+      assert.equal(seesRuleAsMember(rule, scope('acc-manager')), false);
+      // Whoever acts for the rule's managing account manages the rule, the member's too.
+      assert.equal(seesRuleAsMember(rule, scope('acc-reseller', MEMBER, OWNER)), false);
     });
   });
 
