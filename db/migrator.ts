@@ -24,6 +24,7 @@ import * as opticsReadings from './migrations/0021-optics-readings';
 import * as collectionVersions from './migrations/0022-collection-versions';
 import * as writtenOrder from './migrations/0023-written-order';
 import * as sampleHolders from './migrations/0024-sample-holders';
+import * as accountNameKeys from './migrations/0025-account-name-keys';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -56,6 +57,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0022-collection-versions', collectionVersions],
   ['0023-written-order', writtenOrder],
   ['0024-sample-holders', sampleHolders],
+  ['0025-account-name-keys', accountNameKeys],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -43,6 +43,9 @@ export interface AccountRow {
   state: string;
   status: unknown[];
   isExchange: boolean;
+  /** The keys of a discoverable account's name (domain/account-names.ts), unique; null otherwise. */
+  nameKeyCased: string | null;
+  nameKeyCaseless: string | null;
   createdAt?: Date;
   updatedAt?: Date;
 }
@@ -129,6 +132,8 @@ export interface Models {
     | 'isExchange'
     | 'discoverable'
     | 'metroAreaNetworkPresence'
+    | 'nameKeyCased'
+    | 'nameKeyCaseless'
   >;
   Contact: Defined<ContactRow, 'externalRef' | 'name' | 'email' | 'telephone'>;
   Role: Defined<RoleRow>;
@@ -166,6 +171,8 @@ export function defineModels(sequelize: Sequelize): Models {
     state: { type: DataTypes.STRING(32), allowNull: false },
     status: jsonColumn('status', []),
     isExchange: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+    nameKeyCased: { type: DataTypes.CHAR(64), allowNull: true },
+    nameKeyCaseless: { type: DataTypes.CHAR(64), allowNull: true },
   }) as Models['Account'];
 
   const Contact = sequelize.define('contacts', {

@@ -3,7 +3,8 @@ import type { OnboardingFacts } from '../../domain/onboarding';
 import type { LifecycleEvent, State } from '../../domain/states';
 import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
-import { NotFoundError, UnableToFulfillError } from '../../domain/errors';
+import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
+import { discoverableNameKeys, LOOK_ALIKE_NAME } from '../../domain/account-names';
 import { onboardingWorkflowId } from '../../domain/onboarding';
 import { newId } from '../../domain/ids';
 import type { AccountRow, Models } from '../models';
@@ -15,7 +16,7 @@ import {
   findConflicts,
   forgetRoleAssignments,
 } from '../references';
-import { Op, QueryTypes } from 'sequelize';
+import { Op, QueryTypes, UniqueConstraintError } from 'sequelize';
 import type { Guard, Written } from './contact-repository';
 import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
@@ -87,7 +88,10 @@ function toAccount(row: AccountRow): Account {
 export type AccountInput = Omit<NewAccount, 'id' | 'is_exchange'>;
 
 function toRow(input: NewAccount): Omit<AccountRow, 'id' | 'state'> {
+  const keys = discoverableNameKeys(input.name, input.discoverable ?? false);
   return {
+    nameKeyCased: keys?.cased ?? null,
+    nameKeyCaseless: keys?.caseless ?? null,
     name: input.name,
     legalName: input.legal_name ?? null,
     address: input.address as unknown as Record<string, unknown>,
@@ -99,6 +103,22 @@ function toRow(input: NewAccount): Omit<AccountRow, 'id' | 'state'> {
     status: [],
     isExchange: input.is_exchange ?? false,
   };
+}
+
+/**
+ * Runs a write of an account's row; a name that reads like another discoverable account's (the
+ * unique keys of names refuse it) is refused naming `property`, without naming that account.
+ */
+async function withDistinctName<T>(property: 'name' | 'discoverable', write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    // The keys' indexes are named after their columns (accounts_name_key_cased, …_caseless).
+    const fields = error instanceof UniqueConstraintError ? Object.keys(error.fields) : [];
+    if (fields.some((field) => field.includes('name_key')))
+      throw new ValidationError([{ name: property, reason: LOOK_ALIKE_NAME }]);
+    throw error;
+  }
 }
 
 /** The workflow that on-boards an account; its id is derived from the account id. */
@@ -155,7 +175,9 @@ export function createAccountRepository(deps: {
           lock: transaction.LOCK.UPDATE,
         });
         if (existing) return false;
-        const row = await models.Account.create({ ...toRow(input), id: input.id, state }, { transaction });
+        const row = await withDistinctName('name', () =>
+          models.Account.create({ ...toRow(input), id: input.id, state }, { transaction }),
+        );
         const account = toAccount(row.get({ plain: true }));
         await events.append(
           { type: 'account.imported', payload: { account }, account: input.id },
@@ -175,7 +197,9 @@ export function createAccountRepository(deps: {
         if (input.managing_account)
           await quotas.requireRoom(input.managing_account, { sub_accounts: 1 }, transaction);
         const id = input.id ?? newId('acc');
-        const row = await models.Account.create({ ...toRow(input), id, state: 'requested' }, { transaction });
+        const row = await withDistinctName('name', () =>
+          models.Account.create({ ...toRow(input), id, state: 'requested' }, { transaction }),
+        );
         const account = toAccount(row.get({ plain: true }));
         await events.append({ type: 'account.created', payload: { account }, account: id }, transaction);
         const start = await outbox.enqueue(onboardingStart(id), transaction);
@@ -211,7 +235,9 @@ export function createAccountRepository(deps: {
           }
         }
         const { isExchange: _kept, status: _status, ...writable } = toRow(next);
-        await row.update(writable, { transaction });
+        await withDistinctName(next.name === before.name ? 'discoverable' : 'name', () =>
+          row.update(writable, { transaction }),
+        );
         const account = toAccount(row.get({ plain: true }));
         await events.append({ type: 'account.updated', payload: { account }, account: id }, transaction);
         return { resource: account, messages: await signalWaitingOnboarding(deps, [id], transaction) };

@@ -232,4 +232,68 @@ describe('the exchange’s rules against a member trying its luck', function () 
       [],
     );
   });
+
+  it('gives no discoverable account a name that reads like another discoverable account’s', async () => {
+    const named = (name: string, discoverable: boolean) =>
+      request('POST', '/accounts', {
+        token: spree,
+        body: { name, address, billing_information: billing, discoverable },
+      });
+    const refusedNaming = (response: HttpResponse, property: string) => {
+      assert.equal(response.status, 400, response.text);
+      assert.match(String(response.body.type), /validation-error/, response.text);
+      assert.deepEqual(
+        (response.body.properties as Array<{ name: string }>).map((p) => p.name),
+        [property],
+        response.text,
+      );
+      for (const secret of ['acc-thames-cloud', 'acc-demo-ix', 'acc-spree-networks'])
+        assert.ok(!response.text.includes(secret), `the refusal names ${secret}: ${response.text}`);
+    };
+    const before = await count('accounts', 'managing_account', SPREE);
+    // The same name, and names that pass for it: other case and spacing, a Cyrillic "о",
+    // full-width letters, a capital I for an l, a zero-width space.
+    for (const name of [
+      'Thames Cloud',
+      'THAMES  CLOUD',
+      'Demо-IX',
+      'ＴＨＡＭＥＳ Cloud',
+      'Thames CIoud',
+      'Th\u200bames Cloud',
+      'Spree Netwοrks',
+    ])
+      refusedNaming(await named(name, true), 'name');
+    assert.equal(await count('accounts', 'managing_account', SPREE), before, 'nothing was stored');
+
+    // An account nobody else sees may be called anything; it becomes discoverable under a name
+    // of its own only.
+    const hidden = await named('Thames Cloud', false);
+    assert.equal(hidden.status, 201, hidden.text);
+    const shown = await request('PATCH', `/accounts/${String(hidden.body.id)}`, {
+      token: spree,
+      body: { discoverable: true },
+    });
+    refusedNaming(shown, 'discoverable');
+    const own = `Spree Labs ${randomBytes(3).toString('hex')}`;
+    const renamed = await request('PATCH', `/accounts/${String(hidden.body.id)}`, {
+      token: spree,
+      body: { name: own, discoverable: true },
+    });
+    // (Changes of an account still being on-boarded are accepted for its on-boarding: 202.)
+    assert.equal(renamed.status, 202, renamed.text);
+    // Its own name in another case is still its own; another's is not.
+    const recased = await request('PATCH', `/accounts/${String(hidden.body.id)}`, {
+      token: spree,
+      body: { name: own.toUpperCase() },
+    });
+    assert.equal(recased.status, 202, recased.text);
+    refusedNaming(
+      await request('PATCH', `/accounts/${String(hidden.body.id)}`, {
+        token: spree,
+        body: { name: 'Transit  Partners' },
+      }),
+      'name',
+    );
+    refusedNaming(await named(own.toLowerCase(), true), 'name');
+  });
 });

@@ -55,7 +55,7 @@ export async function createWorld(): Promise<World> {
   for (const identity of ['reseller', 'owner', 'sub-account', 'unrelated'] as const) {
     await db.accounts.importAccount({
       id: accounts[identity],
-      name: `Matrix ${identity}`,
+      name: `Matrix ${identity} ${suffix}`,
       address,
       managing_account: managers[identity],
     });
@@ -177,7 +177,7 @@ function accountFixture(discoverable: boolean): MatrixFixture {
       const id = `acc-matrix-t-${randomBytes(5).toString('hex')}`;
       await stack().db.accounts.importAccount({
         id,
-        name: 'Matrix subject',
+        name: `Matrix subject ${id.slice(-10)}`,
         legal_name: legal,
         external_ref: external,
         address: { ...address, street_address: street },
@@ -195,8 +195,13 @@ function accountFixture(discoverable: boolean): MatrixFixture {
     },
     createBody: (world) =>
       Promise.resolve({ name: 'Matrix created', address, managing_account: world.accounts.owner }),
-    updateBody: () => ({ name: 'Matrix replaced', address, metro_area_network_presence: [] }),
-    patchBody: () => ({ name: 'Matrix patched' }),
+    // Discoverable accounts' names must read apart: each write names its account afresh.
+    updateBody: () => ({
+      name: `Matrix replaced ${randomBytes(5).toString('hex')}`,
+      address,
+      metro_area_network_presence: [],
+    }),
+    patchBody: () => ({ name: `Matrix patched ${randomBytes(5).toString('hex')}` }),
   };
 }
 
@@ -391,7 +396,12 @@ export function multipointOf(world: World): Promise<string> {
  */
 export async function outsideMember(): Promise<string> {
   const id = `acc-matrix-m-${randomBytes(5).toString('hex')}`;
-  await stack().db.accounts.importAccount({ id, name: 'Matrix member', address, discoverable: true });
+  await stack().db.accounts.importAccount({
+    id,
+    name: `Matrix member ${id.slice(-10)}`,
+    address,
+    discoverable: true,
+  });
   return id;
 }
 
