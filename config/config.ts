@@ -72,9 +72,9 @@ export interface Config {
   shutdownTimeoutSeconds: number;
   /**
    * What one account tree (a customer and every account it manages, directly or below) may hold at
-   * once: ports, sub-accounts and open orders; 0 means no limit.
+   * once, by quota (domain/quotas.ts names them); 0 means no limit.
    */
-  quotas: { ports: number; sub_accounts: number; open_orders: number };
+  quotas: Record<QuotaVariableName, number>;
   /** Workflows a worker keeps cached between their tasks (WORKER_CACHED_WORKFLOWS); undefined: the SDK's choice. */
   workerCachedWorkflows: number | undefined;
   /**
@@ -287,6 +287,29 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       'orders of one account tree that may be open at once: connections, port reservations, network services and their configs ordered and not yet in production nor ended (0: no limit)',
   },
   {
+    name: 'QUOTA_CONTACTS',
+    default: '5000',
+    description: 'contacts one account tree may hold at once; deleting one makes room (0: no limit)',
+  },
+  {
+    name: 'QUOTA_MACS',
+    default: '5000',
+    description:
+      'MAC address registrations one account tree may hold at once; deleting one makes room (0: no limit)',
+  },
+  {
+    name: 'QUOTA_IPS',
+    default: '1000',
+    description:
+      'IP addresses one account tree may register itself (POST /ips); addresses the exchange allocates do not count, and since IX-API deletes no IP address, a registration is changed rather than deleted to make room (0: no limit)',
+  },
+  {
+    name: 'QUOTA_MEMBER_JOINING_RULES',
+    default: '2000',
+    description:
+      'member joining rules one account tree may manage at once; deleting one makes room (0: no limit)',
+  },
+  {
     name: 'WORKER_CACHED_WORKFLOWS',
     default: 'auto',
     description:
@@ -332,6 +355,18 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
 
 /** The largest quota a setting takes; anything above it is a typo rather than a limit. */
 const QUOTA_MAX = 1_000_000;
+
+/** The variable of each quota, by the quota's name in domain/quotas.ts. */
+const QUOTA_VARIABLES = {
+  ports: 'QUOTA_PORTS',
+  sub_accounts: 'QUOTA_SUB_ACCOUNTS',
+  open_orders: 'QUOTA_OPEN_ORDERS',
+  contacts: 'QUOTA_CONTACTS',
+  macs: 'QUOTA_MACS',
+  ips: 'QUOTA_IPS',
+  member_joining_rules: 'QUOTA_MEMBER_JOINING_RULES',
+} as const;
+export type QuotaVariableName = keyof typeof QUOTA_VARIABLES;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -591,11 +626,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     outboxRetentionSeconds: parseDuration('OUTBOX_RETENTION', get('OUTBOX_RETENTION')),
     eventRetentionSeconds: parseDuration('EVENT_RETENTION', get('EVENT_RETENTION')),
     shutdownTimeoutSeconds: parseDuration('SHUTDOWN_TIMEOUT', get('SHUTDOWN_TIMEOUT')),
-    quotas: {
-      ports: parseInteger('QUOTA_PORTS', get('QUOTA_PORTS'), 0, QUOTA_MAX),
-      sub_accounts: parseInteger('QUOTA_SUB_ACCOUNTS', get('QUOTA_SUB_ACCOUNTS'), 0, QUOTA_MAX),
-      open_orders: parseInteger('QUOTA_OPEN_ORDERS', get('QUOTA_OPEN_ORDERS'), 0, QUOTA_MAX),
-    },
+    quotas: Object.fromEntries(
+      Object.entries(QUOTA_VARIABLES).map(([quota, name]) => [
+        quota,
+        parseInteger(name, get(name), 0, QUOTA_MAX),
+      ]),
+    ) as Config['quotas'],
     workerCachedWorkflows:
       get('WORKER_CACHED_WORKFLOWS').trim() === 'auto'
         ? undefined

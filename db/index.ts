@@ -99,13 +99,13 @@ export function openDatabase(
   return {
     sequelize,
     accounts: createAccountRepository({ sequelize, models, events, outbox, quotas }),
-    contacts: createContactRepository({ sequelize, models, events, outbox }),
+    contacts: createContactRepository({ sequelize, models, events, outbox, quotas }),
     credentials: createCredentialRepository({ models, hashKey: options.apiSecretHashKey }),
     events,
     idempotencyKeys: createIdempotencyRepository(sequelize),
-    ips: createIpRepository({ sequelize, events }),
-    macs: createMacRepository({ sequelize, events }),
-    memberJoiningRules: createMemberJoiningRuleRepository({ sequelize, events, outbox }),
+    ips: createIpRepository({ sequelize, events, quotas }),
+    macs: createMacRepository({ sequelize, events, quotas }),
+    memberJoiningRules: createMemberJoiningRuleRepository({ sequelize, events, outbox, quotas }),
     memberExport: createMemberExportRepository({ sequelize }),
     networkServices: createNetworkServiceRepository({
       sequelize,

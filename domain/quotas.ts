@@ -5,10 +5,12 @@ import type { State } from './states';
 /**
  * Per-account quotas: what one account tree (a top account and every account it manages, directly
  * or below) may hold at once, so that one customer cannot take every spare port of a metro, make
- * sub-accounts without end or flood the exchange with orders. A reseller's sub-accounts count
- * against the reseller's tree; the exchange's own account is not limited.
+ * sub-accounts, contacts, MAC or IP registrations or joining rules without end, or flood the
+ * exchange with orders. A reseller's sub-accounts count against the reseller's tree; the exchange's
+ * own account is not limited.
  */
-export type QuotaName = 'ports' | 'sub_accounts' | 'open_orders';
+export type QuotaName =
+  'ports' | 'sub_accounts' | 'open_orders' | 'contacts' | 'macs' | 'ips' | 'member_joining_rules';
 
 /** The limit of each quota; 0 means no limit. */
 export type Quotas = Readonly<Record<QuotaName, number>>;
@@ -20,20 +22,31 @@ export type QuotaDemand = Partial<Record<QuotaName, number>>;
 export type QuotaUsage = Partial<Record<QuotaName, number>>;
 
 /** Nothing limited (tools and scripts that write on the exchange's behalf). */
-export const NO_QUOTAS: Quotas = { ports: 0, sub_accounts: 0, open_orders: 0 };
-
-/** The setting of each quota, as operators know it. */
-export const QUOTA_SETTINGS: Readonly<Record<QuotaName, string>> = {
-  ports: 'QUOTA_PORTS',
-  sub_accounts: 'QUOTA_SUB_ACCOUNTS',
-  open_orders: 'QUOTA_OPEN_ORDERS',
+export const NO_QUOTAS: Quotas = {
+  ports: 0,
+  sub_accounts: 0,
+  open_orders: 0,
+  contacts: 0,
+  macs: 0,
+  ips: 0,
+  member_joining_rules: 0,
 };
 
-/** What each quota counts, in words. */
-const COUNTED: Readonly<Record<QuotaName, string>> = {
-  ports: 'ports',
-  sub_accounts: 'sub-accounts',
-  open_orders: 'open orders',
+/** The setting of each quota, as operators know it (QUOTA_PORTS), in the order the quotas are checked. */
+export const QUOTA_SETTINGS = Object.fromEntries(
+  Object.keys(NO_QUOTAS).map((name) => [name, `QUOTA_${name.toUpperCase()}`]),
+) as Readonly<Record<QuotaName, string>>;
+
+/** What each quota counts, in words, and how a tree at its limit makes room. */
+const COUNTED: Readonly<Record<QuotaName, { what: string; room: string }>> = {
+  ports: { what: 'ports', room: 'end some first' },
+  sub_accounts: { what: 'sub-accounts', room: 'end some first' },
+  open_orders: { what: 'open orders', room: 'end some first' },
+  contacts: { what: 'contacts', room: 'delete some first' },
+  macs: { what: 'MAC addresses', room: 'delete some first' },
+  // IX-API has no DELETE for IP addresses: a registration is changed to name another address.
+  ips: { what: 'registered IP addresses', room: 'change one of them instead' },
+  member_joining_rules: { what: 'member joining rules', room: 'delete some first' },
 };
 
 /**
@@ -63,8 +76,8 @@ export class QuotaExceededError extends UnableToFulfillError {
   ) {
     super(
       'managing_account',
-      `quota ${QUOTA_SETTINGS[quota]} reached: ${account} and the accounts it manages hold ${held} ${COUNTED[quota]} ` +
-        `of at most ${limit}, and this needs ${asked} more; end some first or ask the exchange for a higher quota`,
+      `quota ${QUOTA_SETTINGS[quota]} reached: ${account} and the accounts it manages hold ${held} ${COUNTED[quota].what} ` +
+        `of at most ${limit}, and this needs ${asked} more; ${COUNTED[quota].room} or ask the exchange for a higher quota`,
       conflicts,
     );
   }
@@ -86,7 +99,7 @@ export class QuotaExceededError extends UnableToFulfillError {
 
 /**
  * Refuses an order that would take an account tree beyond one of its quotas (the first one, in the
- * order ports, sub-accounts, open orders). `root` is the tree's top account and `orderedFor` the
+ * order of QUOTA_SETTINGS). `root` is the tree's top account and `orderedFor` the
  * account the order is for; the conflict names the first as the account whose quota stands in the
  * way (its property `quota_<name>`) and the second as the one using it.
  */

@@ -172,8 +172,8 @@ export function createConnectionRepository(deps: {
     eventPrefix: 'connection',
     workflowId: provisioningWorkflowId,
     read,
-    // The ports and reservations follow; while a change is pending, ports joining or leaving keep
-    // their own states until it is done.
+    // The ports and reservations follow (a reservation decommissioned now went today); while a
+    // change is pending, ports joining or leaving keep their own states until it is done.
     async onMoved(id, to, transaction) {
       if (to === 'production_change_pending') return;
       await sequelize.query('UPDATE ports SET state = :state, updated_at = NOW(3) WHERE connection = :id', {
@@ -182,7 +182,10 @@ export function createConnectionRepository(deps: {
       });
       const ending = to === 'cancelled' || to === 'decommissioned' || to === 'archived';
       await sequelize.query(
-        `UPDATE port_reservations SET state = :state, updated_at = NOW(3),
+        `UPDATE port_reservations SET
+           decommission_at = CASE WHEN :state = 'decommissioned' AND state <> 'decommissioned'
+             THEN :today ELSE decommission_at END,
+           state = :state, updated_at = NOW(3),
            current_billing_start_date = CASE WHEN :state = 'production'
              THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
          WHERE connection = :id AND (${ending ? "state <> 'archived'" : 'state NOT IN (:done)'})`,
@@ -573,9 +576,9 @@ export function createConnectionRepository(deps: {
         const exchange = await exchangeAccount(transaction);
         if (only?.length)
           await sequelize.query(
-            `UPDATE port_reservations SET state = 'decommissioned', updated_at = NOW(3)
+            `UPDATE port_reservations SET state = 'decommissioned', decommission_at = :today, updated_at = NOW(3)
              WHERE connection = :id AND port IN (:only)`,
-            { replacements: { id, only }, transaction },
+            { replacements: { id, only, today: dayOf(deps.clock()) }, transaction },
           );
         const released = await portAllocation.release(id, exchange, transaction, only);
         if (only?.length)

@@ -10,9 +10,11 @@ import {
   findConflicts,
   forgetRoleAssignments,
 } from '../references';
+import { allocatingTransaction } from '../transactions';
 import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { QuotaGuard } from './quota-guard';
 
 export interface Contact {
   id: string;
@@ -77,8 +79,9 @@ export function createContactRepository(deps: {
   models: Models;
   events: EventRepository;
   outbox: OutboxRepository;
+  quotas: QuotaGuard;
 }) {
-  const { sequelize, models, events, outbox } = deps;
+  const { sequelize, models, events, outbox, quotas } = deps;
   const accountOfEvent = (contact: Contact) => contact.managing_account;
 
   const nudgeOnboarding = (accountIds: readonly string[], transaction: Transaction) =>
@@ -132,8 +135,10 @@ export function createContactRepository(deps: {
       return row ? toAssignment(row.get({ plain: true })) : null;
     },
 
+    /** Stores a new contact, within the quota of contacts of its managing account's tree. */
     async createContact(input: ContactInput & { id?: string }): Promise<Written<Contact>> {
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
+        await quotas.requireRoom(input.managing_account, { contacts: 1 }, transaction);
         const id = input.id ?? newId('con');
         const row = await models.Contact.create({ id, ...toRow(input) }, { transaction });
         const contact = toContact(row.get({ plain: true }));

@@ -8,7 +8,9 @@ import { canonicalAddress } from '../../domain/ip-registrations';
 import { resourceReader } from '../collection';
 import { ipAddresses } from '../ips-collection';
 import { newId } from '../../domain/ids';
+import { allocatingTransaction } from '../transactions';
 import type { EventRepository } from './event-repository';
+import type { QuotaGuard } from './quota-guard';
 
 export interface IpAddress extends IpInput {
   id: string;
@@ -21,8 +23,12 @@ const instant = (value: string | null) => (value === null ? null : new Date(valu
  * registrations of their own addresses, and changes of either (the allocation itself lives with
  * the network service configs).
  */
-export function createIpRepository(deps: { sequelize: Sequelize; events: EventRepository }) {
-  const { sequelize, events } = deps;
+export function createIpRepository(deps: {
+  sequelize: Sequelize;
+  events: EventRepository;
+  quotas: QuotaGuard;
+}) {
+  const { sequelize, events, quotas } = deps;
   const read = resourceReader<IpAddress>(sequelize, ipAddresses);
   const columns = (input: IpInput) => ({
     ...input,
@@ -85,9 +91,13 @@ export function createIpRepository(deps: { sequelize: Sequelize; events: EventRe
         });
     },
 
-    /** Registers a customer's own address, once per consuming account. */
+    /**
+     * Registers a customer's own address, once per consuming account, within the quota of
+     * registered addresses of its managing account's tree.
+     */
     async create(input: IpInput): Promise<IpAddress> {
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
+        await quotas.requireRoom(input.managing_account, { ips: 1 }, transaction);
         await refuseDuplicate(input, '', transaction);
         const id = newId('ip');
         await sequelize.query(

@@ -231,7 +231,9 @@ export function createLifecycleStore<R>(deps: {
 
     /**
      * Moves the resource along the lifecycle and records the event, in one transaction. Going live
-     * the first time starts billing; cancelled or decommissioned, `onEnded` gives back what it held.
+     * the first time starts billing; decommissioned, its decommission day becomes the day it went
+     * (earlier when an operator brought it forward); cancelled or decommissioned, `onEnded` gives
+     * back what it held.
      */
     applyLifecycleEvent: async (id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<R> => {
       return sequelize.transaction(async (transaction) => {
@@ -239,6 +241,7 @@ export function createLifecycleStore<R>(deps: {
         const to = transition(row.state, event);
         await run(
           `UPDATE ${table} SET state = :to, status = :status, updated_at = NOW(3),
+             decommission_at = CASE WHEN :to = 'decommissioned' THEN :today ELSE decommission_at END,
              current_billing_start_date = CASE WHEN :to = 'production'
                THEN COALESCE(current_billing_start_date, :today) ELSE current_billing_start_date END
            WHERE id = :id`,

@@ -6,7 +6,9 @@ import { readResource } from '../collection';
 import { liveRow } from '../references';
 import { newId } from '../../domain/ids';
 import { macs } from '../macs-collection';
+import { allocatingTransaction } from '../transactions';
 import type { EventRepository } from './event-repository';
+import type { QuotaGuard } from './quota-guard';
 
 /** What a MAC address registration names. */
 export type NewMac = {
@@ -23,8 +25,12 @@ export interface Mac extends NewMac {
 }
 
 /** MAC addresses: registered once per consuming account, immutable, removed when no live config uses them. */
-export function createMacRepository(deps: { sequelize: Sequelize; events: EventRepository }) {
-  const { sequelize, events } = deps;
+export function createMacRepository(deps: {
+  sequelize: Sequelize;
+  events: EventRepository;
+  quotas: QuotaGuard;
+}) {
+  const { sequelize, events, quotas } = deps;
   const read = async (id: string, transaction?: Transaction) =>
     ((await readResource(sequelize, macs, id, undefined, transaction)) ?? undefined) as Mac | undefined;
 
@@ -33,11 +39,13 @@ export function createMacRepository(deps: { sequelize: Sequelize; events: EventR
 
     /**
      * Registers an address for its consuming account. The same address registered for that account
-     * already is a conflict naming the registration, and nothing is stored.
+     * already is a conflict naming the registration, and nothing is stored; so is one beyond the
+     * quota of MACs of its managing account's tree.
      */
     async create(input: NewMac): Promise<Mac> {
       const address = normaliseMac(input.address);
-      return sequelize.transaction(async (transaction) => {
+      return allocatingTransaction(sequelize, async (transaction) => {
+        await quotas.requireRoom(input.managing_account, { macs: 1 }, transaction);
         // Serialises registrations of one account, so two at once cannot both pass the check.
         await sequelize.query('SELECT id FROM accounts WHERE id = :account FOR UPDATE', {
           replacements: { account: input.consuming_account },

@@ -14,10 +14,12 @@ import { RECONSIDER_SIGNAL } from '../../domain/states';
 import { resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
 import { memberJoiningRules } from '../member-joining-rules-collection';
+import { allocatingTransaction } from '../transactions';
 import { accountSeenBy } from '../visibility';
 import type { EventRepository } from './event-repository';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { QuotaGuard } from './quota-guard';
 
 /** Decides, inside the write's transaction with the rule and its service locked, whether the caller may go on. */
 export type RuleGuard = (rule: MemberJoiningRule, service: JoinableService | undefined) => void;
@@ -50,8 +52,9 @@ export function createMemberJoiningRuleRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
   outbox: OutboxRepository;
+  quotas: QuotaGuard;
 }) {
-  const { sequelize, events, outbox } = deps;
+  const { sequelize, events, outbox, quotas } = deps;
   const { select, run } = sqlOf(sequelize);
   const read = resourceReader<MemberJoiningRuleView>(sequelize, memberJoiningRules);
 
@@ -227,11 +230,15 @@ export function createMemberJoiningRuleRepository(deps: {
       };
     },
 
-    /** Stores a new rule with its event; configs of its member it changes the rate limit of are told. */
+    /**
+     * Stores a new rule with its event, within the quota of joining rules of its managing account's
+     * tree; configs of its member it changes the rate limit of are told.
+     */
     async create(order: MemberJoiningRuleOrder): Promise<WrittenRule> {
       const id = newId('mjr');
       return guardedByIndex(order, id, () =>
-        sequelize.transaction(async (transaction) => {
+        allocatingTransaction(sequelize, async (transaction) => {
+          await quotas.requireRoom(order.managing_account, { member_joining_rules: 1 }, transaction);
           const service = await lockService(order.network_service, transaction);
           if (!service)
             throw new ValidationError([

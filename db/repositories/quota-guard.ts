@@ -15,6 +15,19 @@ const ORDERED_TABLES = [
 ];
 
 /**
+ * What an account registers by itself, by the quota it counts against: a row counts while it exists
+ * (a delete removes it). Of IP addresses only those customers register count, never those the
+ * exchange allocates to configs (which the quotas of orders bound); IX-API deletes no IP address, so
+ * a registration counts for good.
+ */
+const REGISTERED: Partial<Record<QuotaName, string>> = {
+  contacts: 'contacts WHERE managing_account IN (:tree)',
+  macs: 'macs WHERE managing_account IN (:tree)',
+  ips: 'ip_addresses WHERE managing_account IN (:tree) AND network_service IS NULL',
+  member_joining_rules: 'member_joining_rules WHERE managing_account IN (:tree)',
+};
+
+/**
  * Counts what an account tree holds and refuses, in the transaction of the write, an order that
  * would take it beyond a quota (domain/quotas.ts decides). A tree is an account the exchange does
  * not manage itself (a customer) with every account it manages, directly or below; what a resource
@@ -81,6 +94,8 @@ export function createQuotaGuard(deps: { sequelize: Sequelize; quotas: Quotas })
              WHERE c.managing_account IN (:tree) AND r.state IN (:open)
              AND r.current_billing_start_date IS NULL AND c.current_billing_start_date IS NOT NULL) AS n`,
       );
+    for (const [name, rows] of Object.entries(REGISTERED) as Array<[QuotaName, string]>)
+      if (names.includes(name)) usage[name] = await count(`SELECT COUNT(*) AS n FROM ${rows}`);
     return usage;
   }
 

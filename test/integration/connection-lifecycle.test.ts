@@ -224,8 +224,17 @@ describe('connection lifecycle over HTTP', function () {
       (await handle.query('provisioningStep')) === `decommissioning on ${earliest}` ? true : undefined,
     );
     assert.equal((await read(connection.id)).state, 'decommission_requested');
+    const signalledOn = today();
     await handle.signal('decommissionNow');
-    await reaches(connection.id, 'decommissioned');
+    const ended = await reaches(connection.id, 'decommissioned');
+    // It shows the day it went, not the day it would have gone on; so do its port reservations.
+    const wentOn = [signalledOn, today()];
+    assert.ok(wentOn.includes(String(ended.decommission_at)), `decommission_at ${ended.decommission_at}`);
+    for (const reservation of ended.port_reservations as string[]) {
+      const read = await request('GET', `/port-reservations/${reservation}`, { token });
+      assert.equal(read.body.state, 'decommissioned');
+      assert.ok(wentOn.includes(read.body.decommission_at), `${reservation}: ${read.text}`);
+    }
   });
 
   it('adds a port to a bundle with a reservation and gives it back, the last one with the connection', async () => {

@@ -13,7 +13,15 @@ import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 /** The quotas of the second API these tests talk to; the shared stack keeps the defaults. */
-const QUOTAS = { QUOTA_PORTS: '3', QUOTA_SUB_ACCOUNTS: '2', QUOTA_OPEN_ORDERS: '2' };
+const QUOTAS = {
+  QUOTA_PORTS: '3',
+  QUOTA_SUB_ACCOUNTS: '2',
+  QUOTA_OPEN_ORDERS: '2',
+  QUOTA_CONTACTS: '5',
+  QUOTA_MACS: '2',
+  QUOTA_IPS: '1',
+  QUOTA_MEMBER_JOINING_RULES: '1',
+};
 
 const address = { country: 'NL', locality: 'Amsterdam', postal_code: '1012 AB', street_address: 'Damrak 2' };
 const ENDED = ['decommissioned', 'cancelled', 'archived'];
@@ -43,6 +51,15 @@ async function footprint(): Promise<Record<string, number>> {
     { type: QueryTypes.SELECT },
   );
   return Object.fromEntries(Object.entries(row).map(([name, value]) => [name, Number(value)]));
+}
+
+/** What a registration writes: the rows of its table, and the events of its kind so far. */
+async function registered(table: string, eventType: string): Promise<{ rows: number; events: number }> {
+  const [row] = await stack().db.sequelize.query<{ rows: number; events: number }>(
+    `SELECT (SELECT COUNT(*) FROM ${table}) AS \`rows\`, (SELECT COUNT(*) FROM events WHERE type = :eventType) AS events`,
+    { replacements: { eventType }, type: QueryTypes.SELECT },
+  );
+  return { rows: Number(row.rows), events: Number(row.events) };
 }
 
 /** The footprint once nothing writes any more (workflows of earlier orders come to rest first). */
@@ -337,5 +354,137 @@ describe('quotas per account tree', function () {
       { replacements: { id: member.id }, type: QueryTypes.SELECT },
     );
     assert.equal(Number(held.n), 2);
+  });
+  /** Creates at `path` as `who`, expecting a 201; answers the id. */
+  async function create(who: Customer, path: string, body: unknown): Promise<string> {
+    const created = await call('POST', path, who.token, body);
+    assert.equal(created.status, 201, created.text);
+    return created.body.id as string;
+  }
+
+  /** Asserts that creating at `path` is refused for `quota`, writing no row of `table` and no event. */
+  async function assertRefusedRegistration(
+    who: Customer,
+    path: string,
+    body: unknown,
+    stored: { table: string; eventType: string },
+    quota: { name: string; setting: string; limit: number; held: number },
+    root: Customer,
+  ) {
+    const before = await registered(stored.table, stored.eventType);
+    const refused = await call('POST', path, who.token, body);
+    assertQuotaRefusal(refused, quota, { root: root.id, orderedFor: who.id });
+    assert.deepEqual(
+      await registered(stored.table, stored.eventType),
+      before,
+      `${path}: nothing was written`,
+    );
+  }
+
+  it('counts the contacts of a whole tree, refuses one beyond them and takes it once another is deleted', async () => {
+    // Each customer comes with two contacts: the tree of the reseller and its sub-account holds four.
+    const reseller = await customer('contacts');
+    const sub = await customer('contacts-sub', reseller.id);
+    const contact = (who: Customer, name: string) => ({
+      managing_account: who.id,
+      consuming_account: who.id,
+      name,
+      email: `${name.toLowerCase()}@quota.example`,
+    });
+    const fifth = await create(reseller, '/contacts', contact(reseller, 'Fifth'));
+    const stored = { table: 'contacts', eventType: 'contact.created' };
+    const quota = { name: 'contacts', setting: 'QUOTA_CONTACTS', limit: 5, held: 5 };
+    await assertRefusedRegistration(sub, '/contacts', contact(sub, 'Sixth'), stored, quota, reseller);
+    await assertRefusedRegistration(
+      reseller,
+      '/contacts',
+      contact(reseller, 'Sixth'),
+      stored,
+      quota,
+      reseller,
+    );
+
+    assert.equal((await call('DELETE', `/contacts/${fifth}`, reseller.token)).status, 200);
+    await create(sub, '/contacts', contact(sub, 'Sixth'));
+  });
+
+  it('refuses MAC addresses beyond the quota, and takes one again once another is deleted', async () => {
+    const member = await customer('macs');
+    const mac = (address: string) => ({ managing_account: member.id, consuming_account: member.id, address });
+    const first = await create(member, '/macs', mac('02:00:5e:10:00:01'));
+    await create(member, '/macs', mac('02:00:5e:10:00:02'));
+    await assertRefusedRegistration(
+      member,
+      '/macs',
+      mac('02:00:5e:10:00:03'),
+      { table: 'macs', eventType: 'mac.created' },
+      { name: 'macs', setting: 'QUOTA_MACS', limit: 2, held: 2 },
+      member,
+    );
+
+    assert.equal((await call('DELETE', `/macs/${first}`, member.token)).status, 200);
+    await create(member, '/macs', mac('02:00:5e:10:00:03'));
+  });
+
+  it('counts the IP addresses a customer registers, not those the exchange allocated to it', async () => {
+    const member = await customer('ips');
+    // An address of the exchange LAN allocated to the member, as a config of its would hold it.
+    await stack().db.sequelize.query(
+      `INSERT INTO ip_addresses (id, managing_account, consuming_account, version, address, prefix_length,
+         network_service, created_at, updated_at)
+       VALUES (:id, :account, :account, 6, '2001:db8:1::ffee', 64, 'ns-exchange-lan-fra', NOW(3), NOW(3))`,
+      { replacements: { id: `ip-quota-allocated-${suffix}`, account: member.id } },
+    );
+    const ip = (address: string) => ({
+      managing_account: member.id,
+      consuming_account: member.id,
+      version: 6,
+      address,
+      prefix_length: 128,
+    });
+    const own = await create(member, '/ips', ip('2001:db8:ffff:10::1'));
+    await assertRefusedRegistration(
+      member,
+      '/ips',
+      ip('2001:db8:ffff:10::2'),
+      { table: 'ip_addresses', eventType: 'ip.created' },
+      { name: 'ips', setting: 'QUOTA_IPS', limit: 1, held: 1 },
+      member,
+    );
+    // IX-API deletes no IP address: a customer at its quota changes a registration instead.
+    const changed = await call('PATCH', `/ips/${own}`, member.token, { address: '2001:db8:ffff:10::2' });
+    assert.equal(changed.status, 200, changed.text);
+  });
+
+  it('refuses member joining rules beyond the quota, and takes one again once another is deleted', async () => {
+    const owner = await customer('rules');
+    const members = [await customer('rules-a', owner.id), await customer('rules-b', owner.id)];
+    const service = `ns-quota-rules-${suffix}`;
+    await stack().db.sequelize.query(
+      `INSERT INTO network_services (id, type, name, display_name, product_offering, metro_area_network,
+         managing_account, consuming_account, billing_account, state, status, external_ref, purchase_order,
+         contract_ref, nsc_required_contact_roles, public, created_at, updated_at)
+       VALUES (:id, 'mp2mp_vc', :id, 'Quota VLAN', 'po-mp2mp-vc-fra', 'man-fra', :owner, :owner, :owner,
+         'production', '[]', NULL, '', NULL, '[]', false, NOW(3), NOW(3))`,
+      { replacements: { id: service, owner: owner.id } },
+    );
+    const allow = (member: Customer) => ({
+      type: 'allow',
+      network_service: service,
+      consuming_account: member.id,
+      managing_account: owner.id,
+    });
+    const first = await create(owner, '/member-joining-rules', allow(members[0]));
+    await assertRefusedRegistration(
+      owner,
+      '/member-joining-rules',
+      allow(members[1]),
+      { table: 'member_joining_rules', eventType: 'member_joining_rule.created' },
+      { name: 'member_joining_rules', setting: 'QUOTA_MEMBER_JOINING_RULES', limit: 1, held: 1 },
+      owner,
+    );
+
+    assert.equal((await call('DELETE', `/member-joining-rules/${first}`, owner.token)).status, 200);
+    await create(owner, '/member-joining-rules', allow(members[1]));
   });
 });

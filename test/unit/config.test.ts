@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, parseDuration } from '../../config/config';
+import { QUOTA_SETTINGS } from '../../domain/quotas';
 
 const keys = {
   TOKEN_SIGNING_KEY: Buffer.alloc(32, 1).toString('base64'),
@@ -43,7 +44,15 @@ describe('configuration', () => {
     assert.equal(config.requestTimeoutMs, 60_000);
     assert.equal(config.maxConnections, 1024);
     assert.deepEqual(config.tokenVerificationKeys, []);
-    assert.deepEqual(config.quotas, { ports: 200, sub_accounts: 500, open_orders: 200 });
+    assert.deepEqual(config.quotas, {
+      ports: 200,
+      sub_accounts: 500,
+      open_orders: 200,
+      contacts: 5000,
+      macs: 5000,
+      ips: 1000,
+      member_joining_rules: 2000,
+    });
   });
 
   it('takes the previous token signing keys after the current one, which alone signs', () => {
@@ -96,6 +105,16 @@ describe('configuration', () => {
     failsOn('REFRESH_FAMILY_TTL', { REFRESH_FAMILY_TTL: '30m' });
   });
 
+  it('reads each quota of domain/quotas.ts from the setting its refusals name', () => {
+    const names = Object.keys(QUOTA_SETTINGS) as Array<keyof typeof QUOTA_SETTINGS>;
+    const config = loadConfig({
+      ...keys,
+      ...Object.fromEntries(names.map((name, i) => [QUOTA_SETTINGS[name], String(i + 1)])),
+    });
+    assert.deepEqual(config.quotas, Object.fromEntries(names.map((name, i) => [name, i + 1])));
+    for (const name of names) failsOn(QUOTA_SETTINGS[name], { [QUOTA_SETTINGS[name]]: 'many' });
+  });
+
   it('reads every documented variable', () => {
     const config = loadConfig({
       ...keys,
@@ -122,7 +141,15 @@ describe('configuration', () => {
     assert.equal(config.publicBaseUrl, 'https://ixapi.example/api/v2');
     assert.equal(config.statsSampleIntervalSeconds, 60);
     assert.equal(config.supervisionIntervalSeconds, 10);
-    assert.deepEqual(config.quotas, { ports: 0, sub_accounts: 25, open_orders: 1000 });
+    assert.deepEqual(config.quotas, {
+      ports: 0,
+      sub_accounts: 25,
+      open_orders: 1000,
+      contacts: 5000,
+      macs: 5000,
+      ips: 1000,
+      member_joining_rules: 2000,
+    });
   });
 
   it('names the variable of every bad value', () => {

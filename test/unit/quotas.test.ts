@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { UnableToFulfillError } from '../../domain/errors';
 import type { Quotas } from '../../domain/quotas';
-import { QuotaExceededError, quotasAt, requireWithinQuotas } from '../../domain/quotas';
+import { NO_QUOTAS, QuotaExceededError, quotasAt, requireWithinQuotas } from '../../domain/quotas';
 
-const quotas: Quotas = { ports: 4, sub_accounts: 2, open_orders: 3 };
+const quotas: Quotas = { ...NO_QUOTAS, ports: 4, sub_accounts: 2, open_orders: 3, macs: 2, ips: 1 };
 const accounts = { root: 'acc-reseller', orderedFor: 'acc-sub' };
 
 /** The error requireWithinQuotas throws for the arguments, or undefined when it lets them through. */
@@ -24,6 +24,22 @@ describe('quotas', () => {
     assert.equal(refusal(quotas, { sub_accounts: 1 }, { sub_accounts: 1 }, accounts), undefined);
     assert.equal(refusal(quotas, { sub_accounts: 2 }, { sub_accounts: 1 }, accounts)?.quota, 'sub_accounts');
     assert.equal(refusal(quotas, { open_orders: 3 }, { open_orders: 1 }, accounts)?.quota, 'open_orders');
+    assert.equal(refusal(quotas, { macs: 1 }, { macs: 1 }, accounts), undefined);
+    assert.equal(refusal(quotas, { macs: 2 }, { macs: 1 }, accounts)?.quota, 'macs');
+    assert.equal(refusal(quotas, { contacts: 100_000 }, { contacts: 1 }, accounts), undefined);
+  });
+
+  it('tells how to make room: registered IP addresses are changed, since IX-API deletes none', () => {
+    assert.match(refusal(quotas, { ips: 1 }, { ips: 1 }, accounts)?.message ?? '', /QUOTA_IPS.*change one/);
+    assert.match(
+      refusal(
+        { ...quotas, member_joining_rules: 1 },
+        { member_joining_rules: 1 },
+        { member_joining_rules: 1 },
+        accounts,
+      )?.message ?? '',
+      /QUOTA_MEMBER_JOINING_RULES.*delete some/,
+    );
   });
 
   it('reads 0 as no limit, and looks only at what the order asks for', () => {
