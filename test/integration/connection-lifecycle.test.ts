@@ -230,7 +230,7 @@ describe('connection lifecycle over HTTP', function () {
     // It shows the day it went, not the day it would have gone on; so do its port reservations.
     const wentOn = [signalledOn, today()];
     assert.ok(wentOn.includes(String(ended.decommission_at)), `decommission_at ${ended.decommission_at}`);
-    for (const reservation of ended.port_reservations as string[]) {
+    for (const reservation of ended.port_reservations) {
       const read = await request('GET', `/port-reservations/${reservation}`, { token });
       assert.equal(read.body.state, 'decommissioned');
       assert.ok(wentOn.includes(read.body.decommission_at), `${reservation}: ${read.text}`);
