@@ -187,9 +187,20 @@ export async function startApi(options: {
     ],
   });
   const port = options.port ?? config.port;
+  // Express decides which peers are proxies (TRUST_PROXY): the same peers name the client in req.ip
+  // and escape the limit of connections per address, since each of their connections carries others.
+  const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
   const server = createListener(
     app,
-    { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections },
+    {
+      requestTimeoutMs: config.requestTimeoutMs,
+      headersTimeoutMs: config.requestHeadersTimeoutMs,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      maxConnections: config.maxConnections,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+      isProxy: (address) => trusted(address, 0),
+      onRefused: () => metrics?.countRateLimitRefusal('connections_per_address'),
+    },
     logger,
   );
   await new Promise<void>((resolve, reject) => {

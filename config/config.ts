@@ -39,8 +39,17 @@ export interface Config {
   trustProxy: string | undefined;
   /** How long a request may take to arrive whole, headers and body (milliseconds). */
   requestTimeoutMs: number;
+  /** How long a request's line and headers may take to arrive (milliseconds), at most requestTimeoutMs. */
+  requestHeadersTimeoutMs: number;
+  /** How long a connection may stay idle between two requests before the API closes it (milliseconds). */
+  keepAliveTimeoutMs: number;
   /** Connections one API process holds open at most. */
   maxConnections: number;
+  /**
+   * Connections one API process holds open at most from one client address (an IPv6 /64 counts as
+   * one), unless TRUST_PROXY trusts the peer (a reverse proxy speaks for many clients); 0: no limit.
+   */
+  maxConnectionsPerAddress: number;
   logLevel: string;
   /** How long a health probe may take before the dependency counts as down. */
   healthProbeTimeoutMs: number;
@@ -204,10 +213,29 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
   },
   {
     name: 'REQUEST_TIMEOUT',
-    default: '60s',
-    description: 'time a request may take to arrive whole (its headers within a tenth of it, at most 10 s)',
+    default: '30s',
+    description:
+      'time a request may take to arrive whole, headers and body; one still arriving then is answered 408 and its connection closed',
+  },
+  {
+    name: 'REQUEST_HEADERS_TIMEOUT',
+    default: '5s',
+    description:
+      "time a request's line and headers may take to arrive, at most REQUEST_TIMEOUT (unset: 5 s, or REQUEST_TIMEOUT when shorter)",
+  },
+  {
+    name: 'KEEP_ALIVE_TIMEOUT',
+    default: '5s',
+    description:
+      "time a connection may stay idle between two requests before the API closes it; behind a load balancer that keeps idle connections longer, set it above the balancer's idle timeout",
   },
   { name: 'MAX_CONNECTIONS', default: '1024', description: 'connections one API process holds open at most' },
+  {
+    name: 'MAX_CONNECTIONS_PER_ADDRESS',
+    default: '64',
+    description:
+      'connections one API process holds open at most from one client address (an IPv6 /64 counts as one); not counted for peers TRUST_PROXY trusts, whose connections carry many clients (0: no limit)',
+  },
   {
     name: 'LOG_LEVEL',
     default: 'info',
@@ -596,8 +624,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       Object.entries(RATE_LIMIT_VARIABLES).map(([limit, name]) => [limit, parseRateLimit(name, get(name))]),
     ) as Config['rateLimits'],
     trustProxy: get('TRUST_PROXY').trim() || undefined,
-    requestTimeoutMs: parseDuration('REQUEST_TIMEOUT', get('REQUEST_TIMEOUT')) * 1000,
+    ...parseRequestTimes(env, get),
+    keepAliveTimeoutMs: parseDuration('KEEP_ALIVE_TIMEOUT', get('KEEP_ALIVE_TIMEOUT')) * 1000,
     maxConnections: parseInteger('MAX_CONNECTIONS', get('MAX_CONNECTIONS'), 1, 1_000_000),
+    maxConnectionsPerAddress: parseInteger(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      get('MAX_CONNECTIONS_PER_ADDRESS'),
+      0,
+      1_000_000,
+    ),
     logLevel,
     healthProbeTimeoutMs: parseInteger('HEALTH_PROBE_TIMEOUT_MS', get('HEALTH_PROBE_TIMEOUT_MS'), 100, 60000),
     labCrossConnectDelayMs: parseInteger(
@@ -645,6 +680,23 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxAgeSeconds: parseDuration('IXF_EXPORT_MAX_AGE', get('IXF_EXPORT_MAX_AGE')),
     },
   };
+}
+
+/**
+ * REQUEST_TIMEOUT and REQUEST_HEADERS_TIMEOUT (milliseconds). The headers arrive within the whole
+ * request's time; left unset, they get 5 s or the whole request's time when that is shorter.
+ */
+function parseRequestTimes(
+  env: NodeJS.ProcessEnv,
+  get: (name: string) => string,
+): Pick<Config, 'requestTimeoutMs' | 'requestHeadersTimeoutMs'> {
+  const requestTimeoutMs = parseDuration('REQUEST_TIMEOUT', get('REQUEST_TIMEOUT')) * 1000;
+  const headers = parseDuration('REQUEST_HEADERS_TIMEOUT', get('REQUEST_HEADERS_TIMEOUT')) * 1000;
+  if (!env.REQUEST_HEADERS_TIMEOUT)
+    return { requestTimeoutMs, requestHeadersTimeoutMs: Math.min(headers, requestTimeoutMs) };
+  if (headers > requestTimeoutMs)
+    throw new ConfigError('REQUEST_HEADERS_TIMEOUT', 'must be at most REQUEST_TIMEOUT');
+  return { requestTimeoutMs, requestHeadersTimeoutMs: headers };
 }
 
 /** The most API processes one host runs; more is a typo rather than a plan. */

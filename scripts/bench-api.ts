@@ -267,6 +267,8 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     // One account sends every request: its limit is counted, as in production, but never reached.
     RATE_LIMIT_PER_ACCOUNT: '1000000/1s',
+    // Every measuring connection comes from loopback: as many as a burst opens at once.
+    MAX_CONNECTIONS_PER_ADDRESS: '0',
     // The write measurements order thousands of connections as one customer.
     QUOTA_PORTS: '0',
     QUOTA_OPEN_ORDERS: '0',

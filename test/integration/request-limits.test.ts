@@ -4,6 +4,7 @@ import type { ApiService } from '../../api/server';
 import { DOCS_CONTENT_SECURITY_POLICY } from '../../api/app';
 import { login, request } from '../support/http';
 import { stack, startSecondApi } from '../support/stack';
+import { eventually } from '../support/wait';
 
 /** Whether `text` holds a whole HTTP response (headers, and a body as long as Content-Length says). */
 function complete(text: string): boolean {
@@ -15,12 +16,13 @@ function complete(text: string): boolean {
 
 /**
  * Talks raw TCP to the API: `write` sends what it likes; resolves with what came back once a whole
- * response arrived, the server closed the connection, or `waitMs` passed (`closed` says which).
+ * response arrived (unless `untilClosed`), the server closed the connection, or `waitMs` passed
+ * (`closed` says which).
  */
 function rawExchange(
   url: string,
   write: (send: (chunk: string) => void) => Promise<void> | void,
-  waitMs = 15_000,
+  { waitMs = 15_000, untilClosed = false }: { waitMs?: number; untilClosed?: boolean } = {},
 ): Promise<{ text: string; closed: boolean }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
@@ -38,7 +40,7 @@ function rawExchange(
     socket.on('data', (chunk) => {
       text += chunk.toString('utf8');
       // A whole response: wait a moment to learn whether the server closes the connection after it.
-      if (complete(text)) setTimeout(() => finish(false), 300);
+      if (complete(text) && !untilClosed) setTimeout(() => finish(false), 300);
     });
     socket.on('close', () => finish(true));
     socket.on('error', (error) => (done ? undefined : reject(error)));
@@ -237,6 +239,112 @@ describe('bounded requests', () => {
       );
       const closed = await Promise.all(sockets.map((s) => s.closedEarly));
       assert.equal(closed.filter(Boolean).length, 1, `closed early: ${JSON.stringify(closed)}`);
+    });
+  });
+});
+
+describe('slow clients', function () {
+  this.timeout(60_000);
+  const target = (api: ApiService, path: string) => `${new URL(api.url).pathname}${path}`;
+  const get = (api: ApiService) => `GET ${target(api, '/implementation')} HTTP/1.1\r\nHost: test\r\n\r\n`;
+
+  /**
+   * `count` connections to `api` that stay open, sending nothing until `go` settles, then a GET each;
+   * answers once all are connected, with what each came to.
+   */
+  async function heldConnections(api: ApiService, count: number, go: Promise<void>) {
+    const connected: Array<Promise<void>> = [];
+    const outcomes = Array.from({ length: count }, () => {
+      let opened!: () => void;
+      connected.push(new Promise<void>((resolve) => (opened = resolve)));
+      return rawExchange(api.url, async (send) => {
+        opened();
+        await go;
+        send(get(api));
+      });
+    });
+    await Promise.all(connected);
+    return outcomes;
+  }
+
+  describe('with short request times', () => {
+    let api: ApiService;
+    before(async () => {
+      api = await startSecondApi({
+        REQUEST_TIMEOUT: '2s',
+        REQUEST_HEADERS_TIMEOUT: '1s',
+        KEEP_ALIVE_TIMEOUT: '1s',
+      });
+    });
+    after(() => api.stop(1_000));
+
+    it('cuts off a client that trickles its body, answering 408 with a JSON problem and closing', async () => {
+      const { accessToken } = await login();
+      const { text, closed } = await rawExchange(api.url, async (send) => {
+        send(
+          `POST ${target(api, '/contacts')} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${accessToken}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+        );
+        // Never the whole body: 40 more bytes of the 99 still due, one at a time.
+        for (let i = 0; i < 40; i += 1) {
+          await pause(250);
+          send(' ');
+        }
+      });
+      assert.ok(closed, 'the server kept the trickling connection open');
+      assert.equal(statusOf(text), 408, text.slice(0, 200));
+      assert.match(text, /Content-Type: application\/json/i);
+      const problem = bodyOf(text);
+      assert.equal(problem.status, 408);
+      assert.equal(problem.type, 'https://errors.ix-api.net/v2/request-timeout.html');
+    });
+
+    it('closes a connection left idle after its answer', async () => {
+      const { text, closed } = await rawExchange(api.url, (send) => send(get(api)), { untilClosed: true });
+      assert.equal(statusOf(text), 200, text.slice(0, 200));
+      assert.ok(closed, 'the server kept the idle connection open');
+    });
+  });
+
+  describe('from one address', () => {
+    let api: ApiService;
+    let behindProxy: ApiService;
+    before(async () => {
+      const limits = {
+        MAX_CONNECTIONS_PER_ADDRESS: '3',
+        REQUEST_TIMEOUT: '30s',
+        REQUEST_HEADERS_TIMEOUT: '30s',
+      };
+      api = await startSecondApi({ ...limits, TRUST_PROXY: '' });
+      behindProxy = await startSecondApi({ ...limits, TRUST_PROXY: 'loopback' });
+    });
+    after(async () => {
+      await api.stop(1_000);
+      await behindProxy.stop(1_000);
+    });
+
+    it('refuses connections beyond the limit of an address at once, while those it holds still answer', async () => {
+      let go!: () => void;
+      const held = await heldConnections(api, 3, new Promise<void>((resolve) => (go = resolve)));
+      // The fourth is answered without asking, and closed.
+      const refused = await rawExchange(api.url, () => undefined);
+      go();
+      assert.ok(refused.closed, 'the connection beyond the limit was kept open');
+      assert.equal(statusOf(refused.text), 429, refused.text.slice(0, 200));
+      assert.match(refused.text, /Retry-After: 1/i);
+      assert.equal(bodyOf(refused.text).type, 'https://errors.ix-api.net/v2/too-many-requests.html');
+      for (const { text } of await Promise.all(held)) assert.equal(statusOf(text), 200, text.slice(0, 200));
+      // Connections that closed make room for new ones.
+      await eventually('a new connection to be taken', async () => {
+        const { text } = await rawExchange(api.url, (send) => send(get(api)));
+        return statusOf(text) === 200 ? true : undefined;
+      });
+    });
+
+    it('does not count the connections of a peer TRUST_PROXY trusts, which carry many clients', async () => {
+      let go!: () => void;
+      const held = await heldConnections(behindProxy, 5, new Promise<void>((resolve) => (go = resolve)));
+      go();
+      for (const { text } of await Promise.all(held)) assert.equal(statusOf(text), 200, text.slice(0, 200));
     });
   });
 });

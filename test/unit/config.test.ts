@@ -41,8 +41,11 @@ describe('configuration', () => {
       perAddress: { points: 600, durationSeconds: 60 },
     });
     assert.equal(config.trustProxy, undefined);
-    assert.equal(config.requestTimeoutMs, 60_000);
+    assert.equal(config.requestTimeoutMs, 30_000);
+    assert.equal(config.requestHeadersTimeoutMs, 5_000);
+    assert.equal(config.keepAliveTimeoutMs, 5_000);
     assert.equal(config.maxConnections, 1024);
+    assert.equal(config.maxConnectionsPerAddress, 64);
     assert.deepEqual(config.tokenVerificationKeys, []);
     assert.deepEqual(config.quotas, {
       ports: 200,
@@ -103,6 +106,26 @@ describe('configuration', () => {
     failsOn('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', { RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '-1/1m' });
     failsOn('MAX_CONNECTIONS', { MAX_CONNECTIONS: '0' });
     failsOn('REFRESH_FAMILY_TTL', { REFRESH_FAMILY_TTL: '30m' });
+  });
+
+  it('bounds the time a request takes to arrive, its headers within it, and the connections of an address', () => {
+    const config = loadConfig({
+      ...keys,
+      REQUEST_TIMEOUT: '20s',
+      REQUEST_HEADERS_TIMEOUT: '2s',
+      KEEP_ALIVE_TIMEOUT: '65s',
+      MAX_CONNECTIONS_PER_ADDRESS: '0',
+    });
+    assert.equal(config.requestTimeoutMs, 20_000);
+    assert.equal(config.requestHeadersTimeoutMs, 2_000);
+    assert.equal(config.keepAliveTimeoutMs, 65_000);
+    assert.equal(config.maxConnectionsPerAddress, 0);
+    // Left unset, the headers' time is never longer than the whole request's.
+    assert.equal(loadConfig({ ...keys, REQUEST_TIMEOUT: '3s' }).requestHeadersTimeoutMs, 3_000);
+    failsOn('REQUEST_HEADERS_TIMEOUT', { REQUEST_TIMEOUT: '3s', REQUEST_HEADERS_TIMEOUT: '4s' });
+    failsOn('REQUEST_HEADERS_TIMEOUT', { REQUEST_HEADERS_TIMEOUT: '0' });
+    failsOn('KEEP_ALIVE_TIMEOUT', { KEEP_ALIVE_TIMEOUT: 'long' });
+    failsOn('MAX_CONNECTIONS_PER_ADDRESS', { MAX_CONNECTIONS_PER_ADDRESS: '-1' });
   });
 
   it('reads each quota of domain/quotas.ts from the setting its refusals name', () => {
