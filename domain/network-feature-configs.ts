@@ -30,6 +30,24 @@ export type RouteServerConfigOrder = {
   contract_ref: string | null;
 };
 
+/** A session's flag as IX-API shows it: on or off. */
+export interface FlagSetting {
+  name: string;
+  enabled: boolean;
+}
+
+/**
+ * The flags in force on a session: those it names, then the route server's mandatory ones it does
+ * not name (always on: a session cannot turn them off, and shows them on).
+ */
+export function flagsInForce(
+  named: readonly FlagSetting[],
+  offered: ReadonlyArray<{ name: string; mandatory: boolean }>,
+): FlagSetting[] {
+  const unnamed = offered.filter((flag) => flag.mandatory && !named.some((n) => n.name === flag.name));
+  return [...named, ...unnamed.map((flag) => ({ name: flag.name, enabled: true }))];
+}
+
 /** A route server as the rules see it. */
 export interface RouteServerFeature {
   id: string;

@@ -1,7 +1,12 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { UnableToFulfillError } from '../../domain/errors';
-import type { FeatureConfigFacts, RouteServerConfigOrder } from '../../domain/network-feature-configs';
+import type {
+  FeatureConfigFacts,
+  FlagSetting,
+  RouteServerConfigOrder,
+} from '../../domain/network-feature-configs';
+import { flagsInForce } from '../../domain/network-feature-configs';
 import type { State } from '../../domain/states';
 import { RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
@@ -353,13 +358,11 @@ export function createNetworkFeatureConfigRepository(deps: {
       );
       if (!row) return undefined;
       const v4 = Number(row.version) === 4;
-      const flags = JSON.parse(row.flags as string) as Array<{ name: string; enabled: boolean }>;
       // Mandatory flags of the route server are on whether a session names them or not.
-      const mandatory = (
-        JSON.parse((row.offered as string) || '[]') as Array<{ name: string; mandatory: boolean }>
-      )
-        .filter((flag) => flag.mandatory)
-        .map((flag) => flag.name);
+      const flags = flagsInForce(
+        JSON.parse(row.flags as string) as FlagSetting[],
+        JSON.parse((row.offered as string) || '[]') as Array<{ name: string; mandatory: boolean }>,
+      );
       return {
         id,
         routeServer: row.network_feature as string,
@@ -373,9 +376,10 @@ export function createNetworkFeatureConfigRepository(deps: {
           asSet: ((v4 ? row.as_set_v4 : row.as_set_v6) as string | null) ?? null,
           maxPrefix: numberOrNull(v4 ? row.max_prefix_v4 : row.max_prefix_v6),
           insertIxpAsn: row.insert_ixp_asn === null ? true : Boolean(row.insert_ixp_asn),
-          flags: [
-            ...new Set([...mandatory, ...flags.filter((flag) => flag.enabled).map((flag) => flag.name)]),
-          ].sort(),
+          flags: flags
+            .filter((flag) => flag.enabled)
+            .map((flag) => flag.name)
+            .sort(),
         },
       };
     },

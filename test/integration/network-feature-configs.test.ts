@@ -119,6 +119,17 @@ describe('route-server sessions (network feature configs)', function () {
     assert.deepEqual(read.network_feature_configs, [first.body.id, second.body.id].sort());
     const listed = await request('GET', `/network-feature-configs?service_config=${id}`, { token });
     assert.equal((listed.body as unknown[]).length, 2);
+    // The sessions show the flags in force: what they name, and the mandatory flag on.
+    const flagsOf = (sessionId: unknown) =>
+      (listed.body as Array<{ id: string; flags: unknown }>).find((s) => s.id === sessionId)?.flags;
+    assert.deepEqual(first.body.flags, [{ name: 'rpki-strict', enabled: true }]);
+    assert.deepEqual(flagsOf(first.body.id), [{ name: 'rpki-strict', enabled: true }]);
+    assert.deepEqual(flagsOf(second.body.id), [
+      { name: 'no-export', enabled: true },
+      { name: 'rpki-strict', enabled: true },
+    ]);
+    const own = await request('GET', `/network-feature-configs/${second.body.id}`, { token });
+    assert.deepEqual(own.body.flags, flagsOf(second.body.id));
   });
 
   it('refuses sessions that break a rule, naming the property', async () => {
