@@ -1,30 +1,32 @@
 import type { RequestHandler } from 'express';
 import { AuthenticationError } from '../domain/errors';
 import { sharedFreshReads } from '../db/fresh-reads';
+import type { Login } from '../db/visibility';
 import type { Caller } from './operations';
 import type { TokenService } from './token-service';
 
 /**
- * The accounts a caller acts for, read for every request, or none once its API key is revoked (a
- * revocation stops the very next request, on every replica); requests of one key that arrive
- * together share a read.
+ * The accounts a caller acts for, read for every request, or none once its API key or its login is
+ * revoked (a revocation stops the very next request, on every replica); requests of one login that
+ * arrive together share a read.
  */
-export function createCallerReads(options: {
-  actingFor: (apiKey: string, accountId: string) => Promise<readonly string[]>;
-}) {
+export function createCallerReads(options: { actingFor: (login: Login) => Promise<readonly string[]> }) {
   const read = sharedFreshReads((key) => {
-    const [apiKey, accountId] = key.split('\n');
-    return options.actingFor(apiKey, accountId);
+    const [apiKey, accountId, familyId] = key.split('\n');
+    return options.actingFor({ apiKey, accountId, familyId });
   });
-  return { actingFor: (apiKey: string, accountId: string) => read(`${apiKey}\n${accountId}`) };
+  return {
+    actingFor: (login: Login) => read(`${login.apiKey}\n${login.accountId}\n${login.familyId}`),
+  };
 }
 
 export type CallerReads = ReturnType<typeof createCallerReads>;
 
 /**
- * Verifies `Authorization: Bearer <access token>`, checks that the token's API key has not been
- * revoked since, and leaves the caller in `res.locals.caller`. `rejected` runs before a request is
- * refused for its token, so that guessing at tokens is counted like any other unauthenticated request.
+ * Verifies `Authorization: Bearer <access token>`, checks that neither the token's API key nor its
+ * login has been revoked since, and leaves the caller in `res.locals.caller`. `rejected` runs before
+ * a request is refused for its token, so that guessing at tokens is counted like any other
+ * unauthenticated request.
  */
 export function createAuthenticate(deps: {
   tokens: TokenService;
@@ -42,10 +44,10 @@ export function createAuthenticate(deps: {
         );
       }
       const claims = await tokens.verifyAccess(match[1]);
-      const accounts = await callers.actingFor(claims.apiKey, claims.accountId);
+      const accounts = await callers.actingFor(claims);
       // A key is deleted with its account, so no account means no key.
       if (!accounts.length) {
-        throw new AuthenticationError('the API key this token was issued for has been revoked');
+        throw new AuthenticationError('the API key or the login this token was issued for has been revoked');
       }
       const caller: Caller = { accountId: claims.accountId, apiKey: claims.apiKey, accounts };
       res.locals.caller = caller;

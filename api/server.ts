@@ -9,7 +9,7 @@ import { createHealthCheck } from './health';
 import { collectionOperations } from './collections';
 import type { Caller } from './operations';
 import { compileRequestValidators, ajvOf } from './request-validation';
-import { accountsOfActiveKey } from '../db/visibility';
+import { accountsOfActiveLogin } from '../db/visibility';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
 import { CATALOGUE_TYPES } from './routes/catalogue';
@@ -102,9 +102,7 @@ export async function startApi(options: {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshFamilyTtlSeconds: config.refreshFamilyTtlSeconds,
   });
-  const callers = createCallerReads({
-    actingFor: (apiKey, accountId) => accountsOfActiveKey(db.sequelize, apiKey, accountId),
-  });
+  const callers = createCallerReads({ actingFor: (login) => accountsOfActiveLogin(db.sequelize, login) });
   const limits = createRateLimits({
     sequelize: db.sequelize,
     logger,

@@ -25,6 +25,7 @@ import * as collectionVersions from './migrations/0022-collection-versions';
 import * as writtenOrder from './migrations/0023-written-order';
 import * as sampleHolders from './migrations/0024-sample-holders';
 import * as accountNameKeys from './migrations/0025-account-name-keys';
+import * as loginRevocations from './migrations/0026-login-revocations';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -58,6 +59,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0023-written-order', writtenOrder],
   ['0024-sample-holders', sampleHolders],
   ['0025-account-name-keys', accountNameKeys],
+  ['0026-login-revocations', loginRevocations],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -35,21 +35,27 @@ export function accountsActingFor(
   return accountTree(sequelize, 'id = :accountId', { accountId }, transaction);
 }
 
+/** A login as its access tokens carry it: the API key, its account, and the login's family of tokens. */
+export interface Login {
+  apiKey: string;
+  accountId: string;
+  familyId: string;
+}
+
 /**
  * What an authenticated request needs to know of its caller, in one query: the accounts it acts for
- * (as `accountsActingFor`), or none when its API key has been revoked or is gone.
+ * (as `accountsActingFor`), or none when its API key has been revoked or is gone, or its login has
+ * been revoked (a spent refresh token of the login presented again revokes every token of it).
  */
-export function accountsOfActiveKey(
-  sequelize: Sequelize,
-  apiKey: string,
-  accountId: string,
-): Promise<string[]> {
+export function accountsOfActiveLogin(sequelize: Sequelize, login: Login): Promise<string[]> {
   return accountTree(
     sequelize,
     `id = :accountId AND EXISTS (
        SELECT 1 FROM api_keys k WHERE k.api_key = :apiKey AND k.account_id = :accountId AND k.revoked_at IS NULL
+     ) AND NOT EXISTS (
+       SELECT 1 FROM refresh_tokens r WHERE r.family_id = :familyId AND r.revoked_at IS NOT NULL
      )`,
-    { accountId, apiKey },
+    { ...login },
   );
 }
 

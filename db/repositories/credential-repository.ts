@@ -99,7 +99,9 @@ export function createCredentialRepository({ models, hashKey }: { models: Models
 
     /**
      * Spends a refresh token: it works once. Presenting a spent token again means it leaked, so the
-     * whole family (every token descended from the same login) is revoked.
+     * whole family (every token descended from the same login) is revoked: its refresh tokens here,
+     * its access tokens at their next request (db/visibility.ts). A family is revoked once any token
+     * of it is, so a token issued while the family was being revoked is refused too.
      */
     async consumeRefreshToken(jti: string, now = new Date()): Promise<RefreshOutcome> {
       const [spent] = await models.RefreshToken.update(
@@ -117,7 +119,11 @@ export function createCredentialRepository({ models, hashKey }: { models: Models
         }
         return { outcome: 'rejected' };
       }
-      if (!(await isApiKeyActive(row.apiKey))) return { outcome: 'rejected' };
+      const revoked = await models.RefreshToken.findOne({
+        attributes: ['jti'],
+        where: { familyId: row.familyId, revokedAt: { [Op.ne]: null } },
+      });
+      if (revoked || !(await isApiKeyActive(row.apiKey))) return { outcome: 'rejected' };
       return { outcome: 'accepted', apiKey: row.apiKey, accountId: row.accountId, familyId: row.familyId };
     },
   };

@@ -196,6 +196,56 @@ describe('authentication: revocation, logins and signing keys', () => {
     }
   });
 
+  it('refuses every access token of a login at the next request, on every replica, once a spent refresh token of it comes back', async () => {
+    const other = await startSecondApi({});
+    try {
+      const replicas = [undefined, other.url];
+      const answers = async (tokens: string[]) => {
+        const seen: Array<[number, unknown]> = [];
+        for (const token of tokens)
+          for (const baseUrl of replicas) {
+            const answer = await request('GET', '/account', { token, baseUrl });
+            seen.push([answer.status, answer.status === 200 ? undefined : answer.body.type]);
+          }
+        return seen;
+      };
+      const leaked = await login('customer');
+      const elsewhere = await login('customer');
+      const refreshed = await request('POST', '/auth/refresh', {
+        body: { refresh_token: leaked.refreshToken },
+      });
+      assert.equal(refreshed.status, 201, refreshed.text);
+      const ofLogin = [leaked.accessToken, refreshed.body.access_token as string];
+      const ok: [number, unknown] = [200, undefined];
+      assert.deepEqual(await answers(ofLogin), [ok, ok, ok, ok]);
+
+      const replay = await request('POST', '/auth/refresh', {
+        body: { refresh_token: leaked.refreshToken },
+        baseUrl: other.url,
+      });
+      assert.equal(replay.status, 401);
+      const refused: [number, unknown] = [401, problemType('authentication-error')];
+      assert.deepEqual(await answers(ofLogin), [refused, refused, refused, refused]);
+      const detail = await request('GET', '/account', { token: leaked.accessToken });
+      assert.match(detail.body.detail as string, /login .*revoked/);
+      // A refresh token the revocation missed (issued while it ran) is of a revoked login all the same.
+      const missed = refreshed.body.refresh_token as string;
+      await stack().db.sequelize.query('UPDATE refresh_tokens SET revoked_at = NULL WHERE jti = :jti', {
+        replacements: { jti: decodeJwt(missed).jti },
+      });
+      const late = await request('POST', '/auth/refresh', { body: { refresh_token: missed } });
+      assert.equal(late.status, 401, late.text);
+
+      // The key's other logins, and the logins that come after, go on.
+      const fresh = await login('customer');
+      assert.deepEqual(await answers([elsewhere.accessToken, fresh.accessToken]), [ok, ok, ok, ok]);
+      const again = await request('POST', '/auth/refresh', { body: { refresh_token: fresh.refreshToken } });
+      assert.equal(again.status, 201, again.text);
+    } finally {
+      await other.stop(1_000);
+    }
+  });
+
   it('shows an account that a caller has just come to manage at the next request, on every replica', async () => {
     const { db, credentials } = stack();
     const reseller = credentials.find((c) => c.role === 'reseller')!;

@@ -13,16 +13,36 @@ describe('request guards', () => {
       const reads: string[] = [];
       let accounts = ['acc-a', 'acc-b'];
       const callers = createCallerReads({
-        actingFor: (apiKey, accountId) => {
-          reads.push(`${apiKey}/${accountId}`);
+        actingFor: ({ apiKey, accountId, familyId }) => {
+          reads.push(`${apiKey}/${accountId}/${familyId}`);
           return Promise.resolve(accounts);
         },
       });
-      assert.deepEqual(await callers.actingFor('K', 'acc-a'), ['acc-a', 'acc-b']);
+      const login = { apiKey: 'K', accountId: 'acc-a', familyId: 'F' };
+      assert.deepEqual(await callers.actingFor(login), ['acc-a', 'acc-b']);
       accounts = [];
-      assert.deepEqual(await callers.actingFor('K', 'acc-a'), []);
-      assert.deepEqual(await callers.actingFor('L', 'acc-c'), []);
-      assert.deepEqual(reads, ['K/acc-a', 'K/acc-a', 'L/acc-c']);
+      assert.deepEqual(await callers.actingFor(login), []);
+      assert.deepEqual(await callers.actingFor({ apiKey: 'L', accountId: 'acc-c', familyId: 'G' }), []);
+      assert.deepEqual(reads, ['K/acc-a/F', 'K/acc-a/F', 'L/acc-c/G']);
+    });
+
+    it('shares a read among the requests of one login only, so revoking a login spares the others', async () => {
+      const revoked = new Set(['F']);
+      const reads: string[] = [];
+      const callers = createCallerReads({
+        actingFor: ({ familyId }) => {
+          reads.push(familyId);
+          return Promise.resolve(revoked.has(familyId) ? [] : ['acc-a']);
+        },
+      });
+      const login = (familyId: string) => ({ apiKey: 'K', accountId: 'acc-a', familyId });
+      const answers = await Promise.all([
+        callers.actingFor(login('F')),
+        callers.actingFor(login('G')),
+        callers.actingFor(login('F')),
+      ]);
+      assert.deepEqual(answers, [[], ['acc-a'], []]);
+      assert.deepEqual(reads.sort(), ['F', 'F', 'G']);
     });
 
     it('does not remember a failed read', async () => {
@@ -30,9 +50,10 @@ describe('request guards', () => {
       const callers = createCallerReads({
         actingFor: () => (fail ? Promise.reject(new Error('database down')) : Promise.resolve(['acc-a'])),
       });
-      await assert.rejects(callers.actingFor('K', 'acc-a'), /database down/);
+      const login = { apiKey: 'K', accountId: 'acc-a', familyId: 'F' };
+      await assert.rejects(callers.actingFor(login), /database down/);
       fail = false;
-      assert.deepEqual(await callers.actingFor('K', 'acc-a'), ['acc-a']);
+      assert.deepEqual(await callers.actingFor(login), ['acc-a']);
     });
   });
 
