@@ -1,5 +1,5 @@
-import type { EventType } from '../domain/events';
-import { EVENT_TYPES } from '../domain/events';
+import type { EventResource, EventType } from '../domain/events';
+import { EVENT_RESOURCE_PROPERTIES, EVENT_TYPES } from '../domain/events';
 import type { CollectionEntry, Visibility } from './collections';
 
 /** A payload property that holds a resource of a collection (by the collection's name), or a list. */
@@ -19,8 +19,9 @@ export interface PayloadLayout {
   facts?: readonly string[];
 }
 
-const holding = (property: string, family: string): PayloadLayout => ({
-  resources: { [property]: { family } },
+/** A payload holding the resource its event is about, where events of its kind hold it. */
+const holding = (resource: EventResource, family: string): PayloadLayout => ({
+  resources: { [EVENT_RESOURCE_PROPERTIES[resource]]: { family } },
 });
 
 /** A move along the lifecycle; a decommission names its day (what it is charged until, never). */
@@ -34,7 +35,7 @@ const ACCOUNT = holding('account', 'accounts');
 const CONTACT = holding('contact', 'contacts');
 const ASSIGNMENT = holding('role_assignment', 'role-assignments');
 const CONNECTION = holding('connection', 'connections');
-const RESERVATION = holding('reservation', 'port-reservations');
+const RESERVATION = holding('port_reservation', 'port-reservations');
 const IP = holding('ip', 'ips');
 const MAC = holding('mac', 'macs');
 const RULE = holding('member_joining_rule', 'member-joining-rules');
@@ -49,7 +50,7 @@ export const EVENT_PAYLOADS: Readonly<Record<EventType, PayloadLayout>> = {
   'account.updated': ACCOUNT,
   'account.deleted': {
     resources: {
-      account: { family: 'accounts' },
+      ...ACCOUNT.resources,
       contacts: { family: 'contacts', list: true },
       role_assignments: { family: 'role-assignments', list: true },
     },
@@ -59,7 +60,7 @@ export const EVENT_PAYLOADS: Readonly<Record<EventType, PayloadLayout>> = {
   'contact.updated': CONTACT,
   'contact.deleted': {
     resources: {
-      contact: { family: 'contacts' },
+      ...CONTACT.resources,
       role_assignments: { family: 'role-assignments', list: true },
     },
   },

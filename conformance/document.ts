@@ -45,8 +45,9 @@ export function renderChecksDocument(checks: readonly CheckDefinition[]): string
     '',
     `${checks.length} checks. A check applies when the server declares every operation it needs in`,
     '`GET /implementation` (the `IDEM-` checks also need `idempotency-key` among the extensions of',
-    '`GET /extensions`); `mutate` checks run only with `--profile full`. A check fails when the server',
-    'breaks a MUST of its clause and warns when it breaks a SHOULD or makes a choice the clause leaves open.',
+    '`GET /extensions`, and `EXT-002` needs `events-resource-filter`); `mutate` checks run only with',
+    '`--profile full`. A check fails when the server breaks a MUST of its clause and warns when it',
+    'breaks a SHOULD or makes a choice the clause leaves open.',
   ];
   const families = [...new Set(checks.map((c) => c.id.split('-')[0]))];
   for (const family of families) {

@@ -15,6 +15,8 @@ export const events: CollectionDefinition = {
   filters: {
     serial_gt: (value, params) => `t.serial > ${params.bind(value)}`,
     type: (value, params) => `t.type = ${params.bind(value)}`,
+    // The id of the resource an event is about, as the writers stored it (domain/events.ts).
+    resource: (value, params) => `t.resource = ${params.bind(value)}`,
   },
   toResource: (row) => ({
     serial: Number(row.serial),

@@ -26,6 +26,7 @@ import * as writtenOrder from './migrations/0023-written-order';
 import * as sampleHolders from './migrations/0024-sample-holders';
 import * as accountNameKeys from './migrations/0025-account-name-keys';
 import * as loginRevocations from './migrations/0026-login-revocations';
+import * as eventResources from './migrations/0027-event-resources';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -60,6 +61,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0024-sample-holders', sampleHolders],
   ['0025-account-name-keys', accountNameKeys],
   ['0026-login-revocations', loginRevocations],
+  ['0027-event-resources', eventResources],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

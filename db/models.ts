@@ -99,6 +99,8 @@ export interface EventRow {
   account: string | null;
   /** A second account the event concerns (the consuming side of a resource). */
   also_account?: string | null;
+  /** The id of the resource the event is about, as its payload names it (domain/events.ts). */
+  resource?: string | null;
 }
 
 export interface OutboxRow {
@@ -236,6 +238,7 @@ export function defineModels(sequelize: Sequelize): Models {
       timestamp: { type: DataTypes.DATE(3), allowNull: false },
       account: accountRef(true),
       also_account: accountRef(true),
+      resource: { type: DataTypes.STRING(80), allowNull: true },
     },
     { timestamps: false },
   ) as Models['Event'];

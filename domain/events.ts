@@ -72,3 +72,38 @@ export type LifecycleResource =
 
 /** What the lifecycle store records of such a resource. */
 export type LifecycleHappening = 'created' | 'changed' | 'state_changed' | 'cancellation_requested';
+
+/** The kinds of resource events are about, as their types name them (`connection`, `port_reservation`). */
+export type EventResource = EventType extends `${infer Resource}.${string}` ? Resource : never;
+
+/**
+ * Where the payload of an event holds the resource it is about, by the kind of resource: under this
+ * property. A move, a cancellation, a letter of authorisation or a change request names it as `id`.
+ */
+export const EVENT_RESOURCE_PROPERTIES: Readonly<Record<EventResource, string>> = {
+  account: 'account',
+  contact: 'contact',
+  role_assignment: 'role_assignment',
+  connection: 'connection',
+  port_reservation: 'reservation',
+  ip: 'ip',
+  mac: 'mac',
+  member_joining_rule: 'member_joining_rule',
+  network_service: 'network_service',
+  network_service_config: 'network_service_config',
+  network_feature_config: 'network_feature_config',
+};
+
+/** An id as the payload holds it: a string of at most 80 characters, or nothing. */
+const idOf = (value: unknown): string | null =>
+  typeof value === 'string' && value.length > 0 && value.length <= 80 ? value : null;
+
+/**
+ * The id of the resource an event is about (`GET /events?resource=`), as its payload names it: the
+ * id of the resource it holds, or its `id` for a move and the like; null where it names none.
+ */
+export function eventResourceOf(type: EventType, payload: Record<string, unknown>): string | null {
+  const held = payload[EVENT_RESOURCE_PROPERTIES[type.slice(0, type.indexOf('.')) as EventResource]];
+  const heldId = typeof held === 'object' && held !== null ? (held as Record<string, unknown>).id : undefined;
+  return idOf(heldId) ?? idOf(payload.id);
+}

@@ -1077,7 +1077,7 @@ export interface paths {
         };
         /**
          * List events, oldest first (extension, not part of IX-API).
-         * @description Poll with serial_gt set to the last serial seen to follow changes. Unlike the collections of IX-API, the log is never answered whole: its page_limit defaults to 1000, so a request without page_limit answers the first 1000 events as a page (206) with the seven pagination headers, exactly as page_limit=1000 would, and X-Pagination-Next leads through the rest.
+         * @description Poll with serial_gt set to the last serial seen to follow changes, and add resource to follow one resource's. Unlike the collections of IX-API, the log is never answered whole: its page_limit defaults to 1000, so a request without page_limit answers the first 1000 events as a page (206) with the seven pagination headers, exactly as page_limit=1000 would, and X-Pagination-Next leads through the rest.
          */
         get: operations["events_list"];
         put?: never;
@@ -8734,6 +8734,8 @@ export interface operations {
                 serial_gt?: number;
                 /** @description Only events of this type. */
                 type?: string;
+                /** @description Only events about the resource with this id (a connection, a network service config, an account, …): its creation, changes, moves and cancellation, as the events the caller reads name it. */
+                resource?: string;
             };
             header?: never;
             path?: never;

@@ -14,8 +14,15 @@ import type { Caller, OperationDefinition } from '../operations';
 export const IDEMPOTENCY_EXTENSION = 'idempotency-key';
 
 /**
- * What this implementation adds to IX-API: the event log at GET /events, announced by GET
- * /extensions, and retry-safe writes with an `Idempotency-Key`. Each account reads the events
+ * The extension announcing that GET /events takes `resource`, the id of the resource whose events
+ * to list: a client checks for it before relying on the filter, since a server without it ignores
+ * the parameter (as every unknown one) and answers every event.
+ */
+export const EVENTS_RESOURCE_EXTENSION = 'events-resource-filter';
+
+/**
+ * What this implementation adds to IX-API: the event log at GET /events (with its filter by
+ * resource), announced by GET /extensions, and retry-safe writes with an `Idempotency-Key`. Each account reads the events
  * recorded for the accounts it acts for (about resources they own, consume or, as a circuit's B side
  * or a rule's member, take part in), each payload shown as the reads of `registry` show its
  * resources to that account.
@@ -41,6 +48,13 @@ export function extensionOperations(deps: {
   registry: readonly CollectionEntry[];
 }): OperationDefinition[] {
   const { publicBaseUrl } = deps;
+  const announce = (name: string, documentation: string) => ({
+    name,
+    publisher: 'IX-API provisioning service',
+    documentation_url: `${publicBaseUrl}/docs#${documentation}`,
+    base_url: publicBaseUrl,
+    spec_url: `${publicBaseUrl}/spec`,
+  });
   return [
     ...collectionOperations({ ...deps, entries: [eventsCollection(deps.registry)] }),
     listOperation({
@@ -50,20 +64,9 @@ export function extensionOperations(deps: {
       filters: [],
       authenticated: false,
       source: staticSource([
-        {
-          name: 'events',
-          publisher: 'IX-API provisioning service',
-          documentation_url: `${publicBaseUrl}/docs#events_list`,
-          base_url: publicBaseUrl,
-          spec_url: `${publicBaseUrl}/spec`,
-        },
-        {
-          name: IDEMPOTENCY_EXTENSION,
-          publisher: 'IX-API provisioning service',
-          documentation_url: `${publicBaseUrl}/docs#section/Retrying-writes`,
-          base_url: publicBaseUrl,
-          spec_url: `${publicBaseUrl}/spec`,
-        },
+        announce('events', 'events_list'),
+        announce(IDEMPOTENCY_EXTENSION, 'section/Retrying-writes'),
+        announce(EVENTS_RESOURCE_EXTENSION, 'events_list'),
       ]),
     }),
   ];

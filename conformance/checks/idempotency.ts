@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { readWhole, wholeList } from './collections';
+import { wholeList } from './collections';
+import { announced } from './extensions';
 import { cleanUp } from './lifecycle';
 
 /**
@@ -18,27 +19,6 @@ const UNKNOWN_ID = 'conformance-no-such-id';
 const CONCURRENT = 4;
 
 type Item = Record<string, unknown>;
-
-/** Whether the server announces the extension; ends the check as NOT_APPLICABLE when it does not. */
-async function announced(t: CheckContext): Promise<void> {
-  let pending = t.suite.memo.get('extensions') as ReturnType<typeof readWhole> | undefined;
-  if (!pending) {
-    pending = readWhole(t, 'api_extensions_list', { role: null });
-    t.suite.memo.set('extensions', pending);
-    pending.catch(() => t.suite.memo.delete('extensions'));
-  }
-  const { items, problems } = await pending;
-  if (!items.length && problems.length)
-    t.inconclusive(
-      `GET /extensions could not be read (${problems[0]}), so whether the server takes ${IDEMPOTENCY_EXTENSION} is unknown`,
-    );
-  problems.forEach((problem) => t.must(false, problem));
-  const names = items.map((entry) => entry.name);
-  if (!names.includes(IDEMPOTENCY_EXTENSION))
-    t.notApplicable(
-      `GET /extensions announces no extension named ${IDEMPOTENCY_EXTENSION} (it lists ${names.map(String).join(', ') || 'none'})`,
-    );
-}
 
 /** A new contact of the primary account, carrying `marker` as its external_ref. */
 async function contact(t: CheckContext, marker: string): Promise<Item> {
@@ -127,7 +107,7 @@ export const IDEMPOTENCY_CHECKS: CheckDefinition[] = [
     operations: ['contacts_destroy', 'api_extensions_list'],
     safety: 'read',
     async run(t) {
-      await announced(t);
+      await announced(t, IDEMPOTENCY_EXTENSION);
       for (const { label, key } of keyForms(t)) {
         const response = await t.call('contacts_destroy', { id: UNKNOWN_ID, headers: { [HEADER]: key } });
         const named = JSON.stringify(response.body ?? '')
@@ -147,7 +127,7 @@ export const IDEMPOTENCY_CHECKS: CheckDefinition[] = [
     operations: ['contacts_create', 'contacts_list', 'contacts_destroy', 'api_extensions_list'],
     safety: 'mutate',
     async run(t) {
-      await announced(t);
+      await announced(t, IDEMPOTENCY_EXTENSION);
       try {
         const marker = intend(t);
         const body = await contact(t, marker);
@@ -180,7 +160,7 @@ export const IDEMPOTENCY_CHECKS: CheckDefinition[] = [
     operations: ['contacts_create', 'contacts_list', 'contacts_destroy', 'api_extensions_list'],
     safety: 'mutate',
     async run(t) {
-      await announced(t);
+      await announced(t, IDEMPOTENCY_EXTENSION);
       try {
         const marker = intend(t);
         const otherMarker = intend(t);
@@ -216,7 +196,7 @@ export const IDEMPOTENCY_CHECKS: CheckDefinition[] = [
     operations: ['contacts_create', 'contacts_list', 'contacts_destroy', 'api_extensions_list'],
     safety: 'mutate',
     async run(t) {
-      await announced(t);
+      await announced(t, IDEMPOTENCY_EXTENSION);
       try {
         const marker = intend(t);
         const body = await contact(t, marker);
@@ -245,7 +225,7 @@ export const IDEMPOTENCY_CHECKS: CheckDefinition[] = [
     operations: ['contacts_create', 'contacts_list', 'contacts_destroy', 'api_extensions_list'],
     safety: 'mutate',
     async run(t) {
-      await announced(t);
+      await announced(t, IDEMPOTENCY_EXTENSION);
       try {
         const marker = intend(t);
         const body = await contact(t, marker);

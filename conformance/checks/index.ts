@@ -10,6 +10,7 @@ import { CONNECTION_READ_CHECKS } from './connections';
 import { DISCOVERY_CHECKS } from './discovery';
 import { DEPENDENCY_CHECKS } from './dependencies';
 import { ERROR_CHECKS, PROPERTIES_CHECKS, REFUSAL_CHECKS } from './errors';
+import { EVENT_CHECKS } from './events';
 import { IDEMPOTENCY_CHECKS } from './idempotency';
 import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
@@ -34,6 +35,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...tokenRequiredChecks(document),
     ...collectionChecks(document),
     ...ISOLATION_CHECKS,
+    ...EVENT_CHECKS,
     ...CONNECTION_READ_CHECKS,
     ...STATISTICS_CHECKS,
     ...CIRCUIT_READ_CHECKS,

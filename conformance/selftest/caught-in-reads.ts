@@ -44,6 +44,7 @@ export const CAUGHT_IN_READS: Readonly<Record<string, CaughtBy>> = {
   'filter-dropped-when-paging': ['CMB-facilities_list', 'CMB-devices_list'],
   'fields-ignored': ['FLD-product_offerings_list'],
   'filter-bad-value-accepted': ['FLT-facilities_list', 'FLT-devices_list'],
+  'events-resource-ignored': ['EXT-002'],
   'query-unknown-parameter-rejected': ['COL-facilities_list', 'COL-devices_list'],
   'problem-missing-type': ['AUTH-002', 'ERR-001'],
   'problem-foreign-type': ['AUTH-002', 'ERR-001'],

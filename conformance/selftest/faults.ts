@@ -377,6 +377,14 @@ function filterFaults(): Fault[] {
       },
     },
     {
+      id: 'events-resource-ignored',
+      description: "the event log's resource filter, announced in GET /extensions, is ignored",
+      request: (req) =>
+        req.method === 'GET' && pathnameOf(req).endsWith('/events')
+          ? editQuery(req, (query) => query.delete('resource'))
+          : req,
+    },
+    {
       id: 'query-unknown-parameter-rejected',
       description: 'a query parameter IX-API does not define is refused with 400 instead of ignored',
       request(req) {

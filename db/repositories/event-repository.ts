@@ -1,6 +1,7 @@
 import type { Transaction } from 'sequelize';
 import { Op } from 'sequelize';
 import type { EventType } from '../../domain/events';
+import { eventResourceOf } from '../../domain/events';
 import type { Models } from '../models';
 
 export interface NewEvent {
@@ -16,6 +17,13 @@ export interface StoredEvent extends Omit<NewEvent, 'type'> {
   timestamp: string;
 }
 
+/** An event as it is stored: with its time, and the id of the resource it is about. */
+const stored = <E extends NewEvent>(event: E) => ({
+  ...event,
+  resource: eventResourceOf(event.type, event.payload),
+  timestamp: new Date(),
+});
+
 export function createEventRepository({ models }: { models: Models }) {
   return {
     /** Deletes up to 10,000 events recorded before `cutoff`, oldest first; answers how many went. */
@@ -28,7 +36,7 @@ export function createEventRepository({ models }: { models: Models }) {
 
     /** Appends an event inside the caller's transaction, so it exists exactly when the change does. */
     async append(event: NewEvent, transaction: Transaction): Promise<void> {
-      await models.Event.create({ ...event, timestamp: new Date() }, { transaction });
+      await models.Event.create(stored(event), { transaction });
     },
 
     /**
@@ -40,10 +48,9 @@ export function createEventRepository({ models }: { models: Models }) {
       [account, also]: readonly [string, string],
       transaction: Transaction,
     ): Promise<void> {
-      await models.Event.create(
-        { ...event, account, also_account: also === account ? null : also, timestamp: new Date() },
-        { transaction },
-      );
+      await models.Event.create(stored({ ...event, account, also_account: also === account ? null : also }), {
+        transaction,
+      });
     },
 
     async listForAccount(account: string, afterSerial = 0): Promise<StoredEvent[]> {

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
 import { randomBytes } from 'node:crypto';
+import { EVENT_PAYLOADS } from '../../api/event-payloads';
+import { backfillEventResources } from '../../db/migrations/0027-event-resources';
+import type { EventType } from '../../domain/events';
+import { eventResourceOf } from '../../domain/events';
+import { liveConnection, orderConnection } from '../support/exchange-lan';
 import { login, request } from '../support/http';
 import { readEvents } from '../support/pages';
 import { stack } from '../support/stack';
@@ -30,13 +35,15 @@ describe('extensions: the event log', () => {
   it('announces the events extension at GET /extensions, without a token', async () => {
     const response = await request('GET', '/extensions');
     assert.equal(response.status, 200);
-    const [events, idempotency] = response.body;
+    const [events, idempotency, byResource] = response.body;
     assert.equal(events.name, 'events');
     assert.equal(events.base_url, stack().config.publicBaseUrl);
     assert.equal(idempotency.name, 'idempotency-key');
+    assert.equal(byResource.name, 'events-resource-filter');
+    assert.equal(byResource.documentation_url, `${stack().config.publicBaseUrl}/docs#events_list`);
     const paged = await request('GET', '/extensions?page_limit=1');
     assert.equal(paged.status, 206);
-    assert.equal(paged.headers.get('x-pagination-items'), '2');
+    assert.equal(paged.headers.get('x-pagination-items'), '3');
   });
 
   it('shows each account its own events only, in serial order', async () => {
@@ -80,6 +87,140 @@ describe('extensions: the event log', () => {
     assert.ok(Number(page.headers.get('x-pagination-items')) >= all.length);
     const anonymous = await request('GET', '/events');
     assert.equal(anonymous.status, 401);
+  });
+
+  describe('following one resource with resource=', () => {
+    /** Whether an event is about the connection `id`: holding it, or naming it as a move does. */
+    const aboutConnection = (id: string) => (event: Listed) =>
+      event.type.startsWith('connection.') &&
+      (event.payload.id === id || (event.payload.connection as { id?: string } | undefined)?.id === id);
+    const serialsOf = (events: Listed[]) => events.map((event) => event.serial);
+    let token: string;
+    let followed: string;
+    let other: string;
+
+    before(async function () {
+      this.timeout(60_000);
+      token = (await login('customer', 0)).accessToken;
+      followed = await liveConnection(token);
+      other = await orderConnection(token);
+    });
+
+    it("lists the resource's events only, each as the whole log shows it", async () => {
+      const mine = await readEvents<Listed>(token, `?resource=${followed}`);
+      const all = await readEvents<Listed>(token);
+      assert.deepEqual(mine, all.filter(aboutConnection(followed)));
+      assert.equal(mine[0].type, 'connection.created');
+      const moves = mine.filter((event) => event.type === 'connection.state_changed');
+      assert.ok(moves.length >= 2, `${moves.length} moves`);
+      assert.equal(moves.at(-1)!.payload.to, 'production');
+      const theirs = await readEvents<Listed>(token, `?resource=${other}`);
+      assert.ok(theirs.length > 0);
+      assert.ok(theirs.every(aboutConnection(other)), JSON.stringify(theirs.map((event) => event.type)));
+      const account = await readEvents<Listed>(token, '?resource=acc-spree-networks');
+      assert.ok(account.some((event) => event.type === 'account.imported'));
+      assert.ok(account.every((event) => event.type.startsWith('account.')));
+    });
+
+    it('combines with type, serial_gt and pagination, Next keeping the filter', async () => {
+      const mine = await readEvents<Listed>(token, `?resource=${followed}`);
+      const moves = mine.filter((event) => event.type === 'connection.state_changed');
+      const typed = await readEvents<Listed>(token, `?resource=${followed}&type=connection.state_changed`);
+      assert.deepEqual(serialsOf(typed), serialsOf(moves));
+      const since = moves[0].serial;
+      const later = await readEvents<Listed>(
+        token,
+        `?resource=${followed}&type=connection.state_changed&serial_gt=${since}`,
+      );
+      assert.deepEqual(serialsOf(later), serialsOf(moves.slice(1)));
+      const untyped = await readEvents<Listed>(token, `?resource=${followed}&serial_gt=${since}`);
+      assert.deepEqual(serialsOf(untyped), serialsOf(mine.filter((event) => event.serial > since)));
+      const first = await request('GET', `/events?resource=${followed}&page_limit=1`, { token });
+      assert.equal(first.status, 206);
+      assert.equal(first.headers.get('x-pagination-items'), String(mine.length));
+      const next = first.headers.get('x-pagination-next')!;
+      assert.match(next, new RegExp(`[?&]resource=${followed}(&|$)`));
+      const second = await request('GET', next, { token });
+      assert.equal(second.status, 206);
+      assert.deepEqual(serialsOf(second.body as Listed[]), [mine[1].serial]);
+    });
+
+    it('shows nothing of a resource the caller does not see, nor of one that does not exist', async () => {
+      const stranger = (await login('customer', 1)).accessToken;
+      for (const resource of [followed, 'acc-spree-networks', 'conn-no-such-connection']) {
+        const response = await request('GET', `/events?resource=${resource}`, { token: stranger });
+        assert.equal(response.status, 206, response.text.slice(0, 200));
+        assert.deepEqual(response.body, []);
+        assert.equal(response.headers.get('x-pagination-items'), '0');
+      }
+      const unknown = await request('GET', '/events?resource=conn-no-such-connection', { token });
+      assert.deepEqual(unknown.body, []);
+    });
+
+    it('answers a value no id can have with a 400 naming resource', async () => {
+      for (const query of [
+        'resource=',
+        `resource=${'c'.repeat(81)}`,
+        'resource=conn%2F1',
+        'resource=conn%201',
+        'resource=conn-%C3%A9',
+        `resource=${followed}&resource=${other}`,
+      ]) {
+        const response = await request('GET', `/events?${query}`, { token });
+        assert.equal(response.status, 400, `${query}: ${response.text.slice(0, 200)}`);
+        assert.deepEqual(
+          response.body.properties.map((property: { name: string }) => property.name),
+          ['resource'],
+          query,
+        );
+      }
+    });
+
+    it('gives events written before the filter the resource their payload names, as writers do now', async () => {
+      const { db } = stack();
+      const account = `acc-events-before-${randomBytes(4).toString('hex')}`;
+      const rows = Object.entries(EVENT_PAYLOADS).map(([type, layout], i) => {
+        const id = `res-${i}-${account}`;
+        const holder = Object.entries(layout.resources ?? {}).find(([, held]) => !held.list)?.[0];
+        const payload = holder
+          ? { [holder]: { id, name: 'held' } }
+          : { id, from: 'requested', to: 'allocated' };
+        return { type: type as EventType, payload, id };
+      });
+      const unnamed = [
+        { type: 'connection.created', payload: {} },
+        { type: 'connection.state_changed', payload: { id: 42 } },
+        { type: 'contact.created', payload: { contact: { id: 'c'.repeat(81) } } },
+      ] as const;
+      await db.sequelize.query(
+        `INSERT INTO events (type, payload, timestamp, account) VALUES
+           ${[...rows, ...unnamed].map(() => '(?, ?, NOW(3), ?)').join(', ')}`,
+        {
+          replacements: [...rows, ...unnamed].flatMap((row) => [
+            row.type,
+            JSON.stringify(row.payload),
+            account,
+          ]),
+        },
+      );
+      await backfillEventResources(db.sequelize);
+      const stored = await db.sequelize.query<{ resource: string | null }>(
+        'SELECT resource FROM events WHERE account = :account ORDER BY serial',
+        { replacements: { account }, type: QueryTypes.SELECT },
+      );
+      assert.deepEqual(
+        stored.map((row) => row.resource),
+        [...rows.map((row) => row.id), null, null, null],
+      );
+      assert.deepEqual(
+        rows.map((row) => eventResourceOf(row.type, row.payload)),
+        rows.map((row) => row.id),
+      );
+      assert.deepEqual(
+        unnamed.map((row) => eventResourceOf(row.type, row.payload)),
+        [null, null, null],
+      );
+    });
   });
 
   it('answers a log longer than the default page size in pages of 1000, Next walking every event once; page_limit still wins', async () => {
