@@ -21,6 +21,7 @@ import { createOutboxRepository } from './repositories/outbox-repository';
 import { createPortAllocation } from './repositories/port-allocation';
 import { createQuotaGuard } from './repositories/quota-guard';
 import { createTrafficRepository } from './repositories/traffic-repository';
+import { createOperatorQueue } from './repositories/operator-queue';
 import type { Quotas } from '../domain/quotas';
 import { NO_QUOTAS } from '../domain/quotas';
 
@@ -44,6 +45,8 @@ export interface Database {
   outbox: ReturnType<typeof createOutboxRepository>;
   portAllocation: ReturnType<typeof createPortAllocation>;
   traffic: ReturnType<typeof createTrafficRepository>;
+  /** What waits on the exchange's operators. */
+  operatorQueue: ReturnType<typeof createOperatorQueue>;
   /** What the database says the devices hold (for reconciling devices with it). */
   deviceHoldings: ReturnType<typeof createDeviceHoldingsRepository>;
   /** Answers when the database takes a trivial query; throws otherwise. */
@@ -130,6 +133,7 @@ export function openDatabase(
       cancelConnection: connections.cancelWithin,
     }),
     traffic: createTrafficRepository({ sequelize }),
+    operatorQueue: createOperatorQueue({ sequelize }),
     deviceHoldings: createDeviceHoldingsRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');

@@ -7,6 +7,8 @@ import { loadConfigOrExit } from '../config/config';
 import type { Database } from '../db';
 import { openDatabase } from '../db';
 import { ensureLocalSecrets } from './local-secrets';
+import { kindOption, renderQueue } from './operator-queue';
+import { nextCommand } from '../domain/operator-queue';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -19,6 +21,12 @@ Commands:
                    Issues another API key for an existing account.
   revoke-api-key   --key API_KEY
                    Revokes a key and every refresh token issued through it.
+  queue            [--kind KIND] [--json]
+                   Lists what waits on the exchange, oldest first: connections waiting for their
+                   cross-connect (cross_connect), resources in error (retry_provisioning) or with an
+                   operator (retry_testing), resources waiting for their decommission day
+                   (decommission_day) and accounts waiting for their member (onboarding); each with
+                   its account, since when, why, and the command that moves it on.
   lab-cloud-circuit --provider NAME --pop POP --bandwidth MBITS
                    [--region REGION] [--key KEY] [--customer ID]
                    Makes a circuit at a lab cloud provider as a customer would (e.g. at Stratus
@@ -91,14 +99,42 @@ async function labCloudCircuit(db: Database, values: Record<string, string | und
   );
 }
 
+/** The operator's queue, as text or (--json) as the items with their commands. */
+async function printQueue(
+  db: Database,
+  config: Config,
+  values: Record<string, string | undefined>,
+  json: boolean,
+) {
+  let kind;
+  try {
+    kind = kindOption(values.kind);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const namespace = config.temporalNamespace;
+  const items = (await db.operatorQueue.waiting()).filter((item) => !kind || item.kind === kind);
+  process.stdout.write(
+    json
+      ? `${JSON.stringify(
+          items.map((item) => ({ ...item, command: nextCommand(item, namespace) })),
+          null,
+          2,
+        )}\n`
+      : renderQueue(items, { namespace, kind, now: new Date() }),
+  );
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   if (!command || command === '--help' || command === 'help') {
     process.stdout.write(USAGE);
     return;
   }
+  // The one switch: --json, for the queue.
+  const json = rest.includes('--json');
   const { values } = parseArgs({
-    args: rest,
+    args: rest.filter((arg) => arg !== '--json'),
     options: Object.fromEntries(
       [
         'name',
@@ -117,6 +153,7 @@ async function main(): Promise<void> {
         'region',
         'bandwidth',
         'customer',
+        'kind',
       ].map((name) => [name, { type: 'string' as const }]),
     ),
   });
@@ -145,6 +182,9 @@ async function main(): Promise<void> {
         break;
       case 'lab-cloud-circuit':
         await labCloudCircuit(db, values);
+        break;
+      case 'queue':
+        await printQueue(db, config, values, json);
         break;
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -10,6 +10,7 @@ import type { Activities } from '../activities';
 import { ACCOUNT_CHANGED_SIGNAL } from '../domain/onboarding';
 import { RESOURCE_STATE } from '../domain/search-attributes';
 import type { StatusEntry } from '../domain/status';
+import { waitingFor } from './lifecycle';
 
 const { checkAccountOnboarding, recordAccountStatus, completeAccountOnboarding } =
   proxyActivities<Activities>({
@@ -53,7 +54,7 @@ export async function onboardAccount({
     if (gaps.length === 0) break;
     await recordAccountStatus({ accountId, status: gaps });
     upsertSearchAttributes([{ key: RESOURCE_STATE, value: 'requested' }]);
-    await condition(() => changed, recheckIntervalMs);
+    await waitingFor('onboarding', () => condition(() => changed, recheckIntervalMs));
   }
   const state = await completeAccountOnboarding({ accountId });
   upsertSearchAttributes([{ key: RESOURCE_STATE, value: state }]);

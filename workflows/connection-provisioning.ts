@@ -5,7 +5,7 @@ import { SEVERITY } from '../domain/status';
 import type { ProvisionConnectionInput } from './connection-provisioning-v1';
 import { provisionConnectionV1 } from './connection-provisioning-v1';
 import type { Frame, Outcome } from './lifecycle';
-import { crossConnectCompletedSignal, runLifecycle, statusEntry } from './lifecycle';
+import { crossConnectCompletedSignal, runLifecycle, statusEntry, waitingFor } from './lifecycle';
 
 export type { ProvisionConnectionInput } from './connection-provisioning-v1';
 export { crossConnectCompletedSignal };
@@ -120,7 +120,7 @@ export async function provisionConnection(input: ProvisionConnectionInput): Prom
       ]);
 
       frame.step('waiting for the cross-connect');
-      await crossConnect(frame);
+      await waitingFor('cross_connect', () => crossConnect(frame));
 
       // An operator's retry tests again; the ports stay configured.
       await frame.test({

@@ -10,7 +10,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { FAILURE_TYPES } from '../domain/failures';
-import { RESOURCE_STATE } from '../domain/search-attributes';
+import type { WaitingKind } from '../domain/search-attributes';
+import { RESOURCE_STATE, WAITING } from '../domain/search-attributes';
 import type { LifecycleEvent, State } from '../domain/states';
 import { ENDED_STATES, RECONSIDER_SIGNAL } from '../domain/states';
 import type { StatusEntry } from '../domain/status';
@@ -76,6 +77,24 @@ export function statusWhenChanged(
     await record([entry]);
     said = saying;
   };
+}
+
+/** Marks runs that say what they wait for in the `IxapiWaiting` search attribute (see `waitingFor`). */
+export const WAITING_ATTRIBUTE = 'waiting-attribute';
+
+/**
+ * Runs `wait` with the `IxapiWaiting` search attribute saying what the run waits for, and takes it
+ * away once the wait is over however it ends, so that operators find what waits on them. Runs
+ * begun before this rule say nothing (they replay that way).
+ */
+export async function waitingFor<T>(kind: WaitingKind, wait: () => Promise<T>): Promise<T> {
+  if (!patched(WAITING_ATTRIBUTE)) return wait();
+  upsertSearchAttributes([{ key: WAITING, value: kind }]);
+  try {
+    return await wait();
+  } finally {
+    upsertSearchAttributes([{ key: WAITING, value: null }]);
+  }
 }
 
 /** Provisioning stops: the customer cancelled the order. */
@@ -271,7 +290,7 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
               `${what} failed: ${error.cause?.message ?? error.message}. Fix the device, then signal retryProvisioning.`,
             ),
           ]);
-          await waitFor(() => retryProvisioning);
+          await waitingFor('retry_provisioning', () => waitFor(() => retryProvisioning));
           step = previous;
           await afterRetry();
         }
@@ -282,7 +301,7 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
       step = 'waiting for an operator';
       retryTesting = false;
       await move('escalate', status);
-      await waitFor(() => retryTesting);
+      await waitingFor('retry_testing', () => waitFor(() => retryTesting));
       step = previous;
     },
     async test({ testing, check, trouble, redo, again }) {
@@ -320,7 +339,8 @@ export async function runLifecycle<A extends LifecycleAgenda>(lifecycle: Lifecyc
   };
   const decommission = async (day: string): Promise<Outcome> => {
     step = `decommissioning on ${day}`;
-    await condition(() => decommissionNow, untilDay(day));
+    const onItsDay = () => condition(() => decommissionNow, untilDay(day));
+    await (untilDay(day) > 0 ? waitingFor('decommission_day', onItsDay) : onItsDay());
     step = 'taking it off the devices';
     await lifecycle.teardown({ ...frame, untilDone: (what, work) => frame.untilDone(what, work, nothing) });
     return move('decommission', [

@@ -7,7 +7,7 @@ import { UnableToFulfillError } from '../../domain/errors';
 import { stack, withoutWorker } from '../support/stack';
 import { startBuilt } from '../support/processes';
 import { eventually } from '../support/wait';
-import { settleConnections } from '../support/connections';
+import { dimOpticsOnce, settleConnections } from '../support/connections';
 import { recordHistory } from '../support/histories';
 
 const CUSTOMER = 'acc-spree-networks';
@@ -124,17 +124,8 @@ describe('connection provisioning', function () {
     const offering = (await stack().db.connections.offering('po-connection-ham-10g'))!;
     const placed = (await stack().db.connections.create(order({ product_offering: offering.id }), offering))
       .connection;
-    // Low light on the connection's port for its first reading, injected long before the workflow
-    // (started by the relay) tests the port after the cross-connect; the traffic collector reads only
-    // ports in service, so it cannot take the fault.
-    const placement = (await stack().db.connections.placement(placed.id))!;
-    await lab().store.injectFault({
-      device: placement.device,
-      interface: placement.ports[0].name,
-      operation: 'readOptics',
-      code: 'optics-low',
-      times: 1,
-    });
+    // Injected long before the workflow (started by the relay) tests the port after the cross-connect.
+    await dimOpticsOnce(placed.id);
     const stuck = await reaches(placed.id, 'operator');
     assert.ok(stuck.status.some((s) => s.tag === 'optics_out_of_range' && /retryTesting/.test(s.message)));
     await stack()

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { CloudProviderError } from '../../drivers/cloud-contract';
 import type { CloudProviderUnderTest } from '../contracts/cloud-provider-contract';
 import { describeCloudProviderContract } from '../contracts/cloud-provider-contract';
 import { createCustomerCircuit, LabCloudProvider } from '../../drivers/lab-cloud';
 import { DEMO_CLOUD_CIRCUITS, seedDemoCloudCircuits } from '../../db/seed/demo';
+import { runAdmin } from '../support/admin';
 import { stack } from '../support/stack';
-
-const ROOT = path.resolve(__dirname, '../..');
 
 interface Offering {
   provider: string;
@@ -260,16 +257,7 @@ describe('the lab cloud providers', () => {
 
   describe('the admin command', function () {
     this.timeout(60_000);
-    const admin = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-      new Promise((resolve) => {
-        execFile(
-          process.execPath,
-          ['--import', 'tsx', path.join(ROOT, 'scripts/admin.ts'), ...args],
-          { cwd: ROOT, env: { ...process.env, ...stack().env }, timeout: 50_000 },
-          (error, stdout, stderr) =>
-            resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        );
-      });
+    const admin = runAdmin;
 
     it('makes a circuit as a customer would and prints its key', async () => {
       const result = await admin([

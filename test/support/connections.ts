@@ -1,4 +1,5 @@
 import { QueryTypes } from 'sequelize';
+import { LabDriver } from '../../drivers/lab';
 import { stack } from './stack';
 import { eventually } from './wait';
 
@@ -106,4 +107,20 @@ export async function ensureLiveConnectionOf(accountId: string): Promise<void> {
     200,
   );
   await settleConnections();
+}
+
+/**
+ * Low light on a connection's first port for its next optics reading only: its workflow, testing
+ * the link after the cross-connect, finds the optics out of range and waits for an operator. (The
+ * traffic collector reads only ports in service, so it cannot take the fault first.)
+ */
+export async function dimOpticsOnce(connectionId: string): Promise<void> {
+  const placement = (await stack().db.connections.placement(connectionId))!;
+  await new LabDriver(stack().db.sequelize).store.injectFault({
+    device: placement.device,
+    interface: placement.ports[0].name,
+    operation: 'readOptics',
+    code: 'optics-low',
+    times: 1,
+  });
 }
