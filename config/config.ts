@@ -51,6 +51,8 @@ export interface Config {
    */
   maxConnectionsPerAddress: number;
   logLevel: string;
+  /** How `npm start` shows the logs of the API and the worker (LOG_FORMAT); see chooseLogFormat. */
+  logFormat: LogFormatSetting;
   /** How long a health probe may take before the dependency counts as down. */
   healthProbeTimeoutMs: number;
   /** How long the exchange's own cross-connects take on the lab fabric (milliseconds). */
@@ -241,6 +243,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     default: 'info',
     description: 'pino log level: fatal, error, warn, info, debug, trace, silent',
   },
+  {
+    name: 'LOG_FORMAT',
+    default: 'auto',
+    description:
+      "how `npm start` shows the API's and the worker's logs: json (one JSON object a line, as the processes write them), pretty (pino-pretty's readable lines) or auto (pretty on a terminal unless NODE_ENV is production, else json)",
+  },
   { name: 'HEALTH_PROBE_TIMEOUT_MS', default: '2000', description: 'time a health probe may take' },
   {
     name: 'LAB_CROSS_CONNECT_DELAY_MS',
@@ -397,6 +405,30 @@ const QUOTA_VARIABLES = {
 export type QuotaVariableName = keyof typeof QUOTA_VARIABLES;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The log formats a person can ask for; `auto` leaves the choice to chooseLogFormat. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormatSetting = (typeof LOG_FORMATS)[number];
+export type LogFormat = Exclude<LogFormatSetting, 'auto'>;
+
+/**
+ * The format log lines are shown in: LOG_FORMAT when it names one; otherwise pretty only for a
+ * person at a terminal outside production. Production, pipes, log collectors and tests (no TTY)
+ * get JSON, one object a line.
+ */
+export function chooseLogFormat(
+  config: Pick<Config, 'logFormat' | 'nodeEnv'>,
+  output: { isTTY?: boolean },
+): LogFormat {
+  if (config.logFormat !== 'auto') return config.logFormat;
+  return output.isTTY === true && config.nodeEnv !== 'production' ? 'pretty' : 'json';
+}
+
+function parseLogFormat(raw: string): LogFormatSetting {
+  const format = LOG_FORMATS.find((candidate) => candidate === raw);
+  if (!format) throw new ConfigError('LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${raw}"`);
+  return format;
+}
 
 /** The device drivers a worker can run (worker/create-worker.ts builds them). */
 export const DEVICE_DRIVER_NAMES = ['lab', 'ovs'] as const;
@@ -634,6 +666,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       1_000_000,
     ),
     logLevel,
+    logFormat: parseLogFormat(get('LOG_FORMAT')),
     healthProbeTimeoutMs: parseInteger('HEALTH_PROBE_TIMEOUT_MS', get('HEALTH_PROBE_TIMEOUT_MS'), 100, 60000),
     labCrossConnectDelayMs: parseInteger(
       'LAB_CROSS_CONNECT_DELAY_MS',

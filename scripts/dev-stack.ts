@@ -5,8 +5,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
-import type { Config } from '../config/config';
-import { ConfigError, loadConfig } from '../config/config';
+import { isColorSupported, prettyFactory } from 'pino-pretty';
+import type { Config, LogFormat } from '../config/config';
+import { ConfigError, chooseLogFormat, loadConfig } from '../config/config';
 import { MEMBER_EXPORT_PATH } from '../api/ixf-member-export';
 import type { Database } from '../db';
 import { openDatabase } from '../db';
@@ -38,6 +39,8 @@ const TEMPORAL_UI_PORT = 8233;
 const DEFAULT_METRICS_PORT = 9464;
 const children: Array<{ name: string; child: ChildProcess }> = [];
 let shuttingDown = false;
+/** What a child's line becomes on this terminal; lines that are not JSON logs pass as they are. */
+let showLine = (line: string): string => line;
 
 const say = (message: string) => process.stdout.write(`[start] ${message}\n`);
 
@@ -63,12 +66,29 @@ function portAnswers(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
+/**
+ * The children always write JSON; in the pretty format each of their log lines is shown as
+ * pino-pretty renders it (the prefix names the process, so the logger's name is left out).
+ */
+function useLogFormat(format: LogFormat): void {
+  if (format === 'json') return;
+  const pretty = prettyFactory({
+    colorize: isColorSupported,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,name',
+  });
+  showLine = (line) => pretty(line).trimEnd();
+}
+
 function prefixOutput(name: string, child: ChildProcess): void {
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) =>
-      process.stdout.write(`${name.padEnd(8)}| ${line}\n`),
-    );
+    createInterface({ input: stream }).on('line', (line) => {
+      const shown = showLine(line)
+        .split('\n')
+        .map((part) => `${name.padEnd(8)}| ${part}\n`);
+      process.stdout.write(shown.join(''));
+    });
   }
 }
 
@@ -254,6 +274,7 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
     throw error;
   }
+  useLogFormat(chooseLogFormat(config, process.stdout));
 
   if (docsAreStale()) {
     say('rendering the API docs');

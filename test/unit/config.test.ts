@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { CONFIG_VARIABLES, ConfigError, loadConfig, parseDuration } from '../../config/config';
+import {
+  CONFIG_VARIABLES,
+  ConfigError,
+  chooseLogFormat,
+  loadConfig,
+  parseDuration,
+} from '../../config/config';
 import { QUOTA_SETTINGS } from '../../domain/quotas';
 
 const keys = {
@@ -19,6 +25,20 @@ function failsOn(variable: string, env: NodeJS.ProcessEnv): void {
 }
 
 describe('configuration', () => {
+  it('shows logs pretty only to a person at a terminal outside production, unless LOG_FORMAT says', () => {
+    const format = (env: NodeJS.ProcessEnv, isTTY: boolean) =>
+      chooseLogFormat(loadConfig({ ...keys, ...env }), { isTTY });
+    assert.equal(loadConfig(keys).logFormat, 'auto');
+    assert.equal(format({}, true), 'pretty');
+    assert.equal(format({ NODE_ENV: 'test' }, true), 'pretty');
+    // Tests, pipes and log collectors read JSON: no terminal, no pretty lines.
+    assert.equal(format({}, false), 'json');
+    assert.equal(format({ NODE_ENV: 'test' }, false), 'json');
+    assert.equal(format({ LOG_FORMAT: 'json' }, true), 'json');
+    assert.equal(format({ LOG_FORMAT: 'pretty' }, false), 'pretty');
+    assert.equal(chooseLogFormat({ logFormat: 'auto', nodeEnv: 'production' }, { isTTY: true }), 'json');
+  });
+
   it('has sensible defaults for everything but the keys', () => {
     const config = loadConfig(keys);
     assert.equal(config.port, 8000);
@@ -186,6 +206,7 @@ describe('configuration', () => {
     failsOn('ACCESS_TOKEN_TTL', { ACCESS_TOKEN_TTL: 'forever' });
     failsOn('REFRESH_TOKEN_TTL', { ACCESS_TOKEN_TTL: '2d', REFRESH_TOKEN_TTL: '1d' });
     failsOn('LOG_LEVEL', { LOG_LEVEL: 'loud' });
+    failsOn('LOG_FORMAT', { LOG_FORMAT: 'colourful' });
     failsOn('PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'nowhere' });
     failsOn('HEALTH_PROBE_TIMEOUT_MS', { HEALTH_PROBE_TIMEOUT_MS: '5' });
     failsOn('STATS_SAMPLE_INTERVAL_S', { STATS_SAMPLE_INTERVAL_S: '0' });
