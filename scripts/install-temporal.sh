@@ -44,14 +44,51 @@ for candidate in "${TEMPORAL_CLI_PATH:-}" "$target" temporal; do
   fi
 done
 
+# Go's output (hundreds of "go: downloading" lines on a first build) goes to a log; the terminal gets
+# one line, kept up to date while the build runs when it is a terminal, and the log's tail on failure.
+log="$(mktemp "${TMPDIR:-/tmp}/temporal-cli-build.XXXXXX")"
+build() (
+  cd "$module" &&
+    CGO_ENABLED=0 GOTOOLCHAIN=local go build -v -trimpath \
+      -ldflags "-s -w -X github.com/temporalio/cli/temporalcli.Version=${VERSION}" \
+      -o "$target.partial" github.com/temporalio/cli/cmd/temporal
+)
+progress() {
+  local downloaded compiled
+  downloaded="$(grep -c '^go: downloading' "$log" || true)"
+  compiled="$(grep -vc '^go: ' "$log" || true)"
+  printf '\r[temporal-cli] building: %s modules downloaded, %s packages compiled ' "$downloaded" "$compiled"
+}
+
 say "building Temporal CLI v${VERSION} with SQLite driver ${SQLITE} and $(go version | cut -d' ' -f3) into ${gobin} (a few minutes on first run)..."
 mkdir -p "$gobin"
-(
-  cd "$module"
-  CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath \
-    -ldflags "-s -w -X github.com/temporalio/cli/temporalcli.Version=${VERSION}" \
-    -o "$target.partial" github.com/temporalio/cli/cmd/temporal
-)
+status=0
+if [ -t 1 ]; then
+  build >"$log" 2>&1 &
+  builder=$!
+  # Jobs a script starts in the background ignore Ctrl-C: stop the build with the script.
+  trap 'kill "$builder" 2>/dev/null; exit 130' INT TERM
+  while kill -0 "$builder" 2>/dev/null; do
+    progress
+    sleep 1
+  done
+  wait "$builder" || status=$?
+  trap - INT TERM
+  progress
+  printf '\n'
+else
+  build >"$log" 2>&1 || status=$?
+fi
+if [ "$status" -ne 0 ]; then
+  rm -f "$target.partial"
+  {
+    say "the build failed (go build exited with ${status}); the end of its output:"
+    tail -n 40 "$log" | sed 's/^/    /'
+    say "the whole output is in ${log}"
+  } >&2
+  exit 1
+fi
+rm -f "$log"
 mv -f "$target.partial" "$target"
 
 got="$(installed_build "$target" || true)"
