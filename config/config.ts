@@ -3,8 +3,43 @@
  * Every problem names the variable so that a bad deployment fails loudly and clearly.
  */
 
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { ConfigError } from './config-error';
+import { CONFIG_VARIABLES, QUOTA_VARIABLES, RATE_LIMIT_VARIABLES } from './config-variables';
+import type { QuotaVariableName, RateLimitName } from './config-variables';
+import { resolveFileVariables } from './file-variables';
+import type { LogFormatSetting } from './log-format';
+import { parseLogFormat } from './log-format';
+import type { DeviceDriverName, RateLimit } from './parsers';
+import {
+  parseDatabaseUrl,
+  parseDeviceDriver,
+  parseDuration,
+  parseIdsByLan,
+  parseInteger,
+  parseKey,
+  parseKeyList,
+  parseName,
+  parseOptionalPort,
+  parseRateLimit,
+  parseTemporalAddress,
+} from './parsers';
+
+export { ConfigError } from './config-error';
+export { CONFIG_VARIABLES } from './config-variables';
+export type { ConfigVariable, QuotaVariableName, RateLimitName } from './config-variables';
+export { FILE_SUFFIX, resolveFileVariables } from './file-variables';
+export { LOG_FORMATS, chooseLogFormat } from './log-format';
+export type { LogFormat, LogFormatSetting } from './log-format';
+export {
+  DEVICE_DRIVER_NAMES,
+  parseDuration,
+  parseIdsByLan,
+  parseKey,
+  parseKeyList,
+  parseRateLimit,
+} from './parsers';
+export type { DeviceDriverName, RateLimit } from './parsers';
 
 export interface Config {
   nodeEnv: string;
@@ -105,484 +140,10 @@ export interface Config {
   ixfExport: { ixpIds: Record<string, number>; ixfIds: Record<string, number>; maxAgeSeconds: number };
 }
 
-/** So many requests per window of so many seconds. */
-export interface RateLimit {
-  points: number;
-  durationSeconds: number;
-}
-
-/** The variable of each rate limit, by what the limit counts. */
-const RATE_LIMIT_VARIABLES = {
-  authPerAddress: 'RATE_LIMIT_AUTH_PER_ADDRESS',
-  authFailuresPerAddress: 'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS',
-  authFailuresPerKey: 'RATE_LIMIT_AUTH_FAILURES_PER_KEY',
-  perAccount: 'RATE_LIMIT_PER_ACCOUNT',
-  perAddress: 'RATE_LIMIT_PER_ADDRESS',
-} as const;
-export type RateLimitName = keyof typeof RATE_LIMIT_VARIABLES;
-
-/** A rate limit's variable, read by parseRateLimit. */
-function rateLimitVariable(name: string, value: string, counts: string): ConfigVariable {
-  return { name, default: value, description: `${counts} (requests/window such as 30/1m, or 0 for none)` };
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    reason: string,
-  ) {
-    super(`${variable}: ${reason}`);
-    this.name = 'ConfigError';
-  }
-}
-
-/** One documented environment variable; the table of docs/configuration.md is checked against this list. */
-export interface ConfigVariable {
-  name: string;
-  default: string | undefined;
-  description: string;
-  /** A credential: deployments pass it as a file (NAME_FILE), and no message ever shows its value. */
-  secret?: boolean;
-}
-
-export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
-  { name: 'NODE_ENV', default: 'development', description: 'production enables the strictest checks' },
-  { name: 'HOST', default: '0.0.0.0', description: 'interface the API listens on' },
-  { name: 'PORT', default: '8000', description: 'TCP port of the API' },
-  {
-    name: 'API_PROCESSES',
-    default: 'auto',
-    description:
-      'API processes on one host, sharing PORT (a primary process starts them, restarts one that fails and serves their metrics together); auto: as many as the host has cores when NODE_ENV is production, else 1',
-  },
-  {
-    name: 'PUBLIC_BASE_URL',
-    default: 'http://localhost:<PORT>/api/v2',
-    description: 'public URL of the API base path, used in links the API returns',
-  },
-  {
-    name: 'DATABASE_URL',
-    default: 'mysql://root@127.0.0.1:3306/ixapi',
-    description:
-      'MySQL/MariaDB connection URL; the database is created if missing; DATABASE_URL_FILE names a file holding it',
-    secret: true,
-  },
-  { name: 'DATABASE_POOL_MAX', default: '10', description: 'maximum database connections per process' },
-  {
-    name: 'TEMPORAL_ADDRESS',
-    default: undefined,
-    description:
-      'host:port of the Temporal frontend; when unset `npm start` runs a local dev server on 127.0.0.1:7233',
-  },
-  { name: 'TEMPORAL_NAMESPACE', default: 'ixapi', description: 'Temporal namespace of the workflows' },
-  { name: 'TEMPORAL_TASK_QUEUE', default: 'ixapi-provisioning', description: 'task queue the worker polls' },
-  {
-    name: 'TOKEN_SIGNING_KEY',
-    default: undefined,
-    description:
-      'secret (at least 32 bytes, base64 or hex) signing the JWTs; during a rotation the new key first, then the previous ones (comma or line separated), which only verify; `npm start` generates one in .data/; TOKEN_SIGNING_KEY_FILE names a file holding it',
-    secret: true,
-  },
-  {
-    name: 'API_SECRET_HASH_KEY',
-    default: undefined,
-    description:
-      'secret (at least 32 bytes, base64 or hex) keying the stored hashes of API secrets; API_SECRET_HASH_KEY_FILE names a file holding it',
-    secret: true,
-  },
-  { name: 'ACCESS_TOKEN_TTL', default: '1h', description: 'access token lifetime (seconds, or 30m, 1h, 2d)' },
-  {
-    name: 'REFRESH_TOKEN_TTL',
-    default: '30d',
-    description: 'refresh token lifetime (seconds, or 30m, 1h, 2d)',
-  },
-  {
-    name: 'REFRESH_FAMILY_TTL',
-    default: '30d',
-    description:
-      'how long a login lasts however often it is refreshed; then the key and secret are needed again',
-  },
-  rateLimitVariable('RATE_LIMIT_AUTH_PER_ADDRESS', '600/1m', 'token and refresh requests per client address'),
-  rateLimitVariable('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', '30/1m', 'failed logins per client address'),
-  rateLimitVariable('RATE_LIMIT_AUTH_FAILURES_PER_KEY', '10/1m', 'failed logins per key and client address'),
-  rateLimitVariable('RATE_LIMIT_PER_ACCOUNT', '1200/1m', 'requests with an access token per account'),
-  rateLimitVariable('RATE_LIMIT_PER_ADDRESS', '600/1m', 'requests without a valid token per client address'),
-  {
-    name: 'TRUST_PROXY',
-    default: '',
-    description:
-      'peers trusted to name the client address in X-Forwarded-For (Express trust proxy: loopback, uniquelocal, addresses, subnets, or a hop count)',
-  },
-  {
-    name: 'REQUEST_TIMEOUT',
-    default: '30s',
-    description:
-      'time a request may take to arrive whole, headers and body; one still arriving then is answered 408 and its connection closed',
-  },
-  {
-    name: 'REQUEST_HEADERS_TIMEOUT',
-    default: '5s',
-    description:
-      "time a request's line and headers may take to arrive, at most REQUEST_TIMEOUT (unset: 5 s, or REQUEST_TIMEOUT when shorter)",
-  },
-  {
-    name: 'KEEP_ALIVE_TIMEOUT',
-    default: '5s',
-    description:
-      "time a connection may stay idle between two requests before the API closes it; behind a load balancer that keeps idle connections longer, set it above the balancer's idle timeout",
-  },
-  { name: 'MAX_CONNECTIONS', default: '1024', description: 'connections one API process holds open at most' },
-  {
-    name: 'MAX_CONNECTIONS_PER_ADDRESS',
-    default: '64',
-    description:
-      'connections one API process holds open at most from one client address (an IPv6 /64 counts as one); not counted for peers TRUST_PROXY trusts, whose connections carry many clients (0: no limit)',
-  },
-  {
-    name: 'LOG_LEVEL',
-    default: 'info',
-    description: 'pino log level: fatal, error, warn, info, debug, trace, silent',
-  },
-  {
-    name: 'LOG_FORMAT',
-    default: 'auto',
-    description:
-      "how `npm start` shows the API's and the worker's logs: json (one JSON object a line, as the processes write them), pretty (pino-pretty's readable lines) or auto (pretty on a terminal unless NODE_ENV is production, else json)",
-  },
-  { name: 'HEALTH_PROBE_TIMEOUT_MS', default: '2000', description: 'time a health probe may take' },
-  {
-    name: 'LAB_CROSS_CONNECT_DELAY_MS',
-    default: '2000',
-    description: "time the exchange's own cross-connects take on the lab fabric before testing starts",
-  },
-  {
-    name: 'LAB_DEVICE_LATENCY_MS',
-    default: '0',
-    description: 'time a lab device takes to answer each configuration, optics or counter call',
-  },
-  {
-    name: 'DEVICE_DRIVER',
-    default: 'lab',
-    description:
-      "the worker's device driver: lab (a fabric simulated in the database) or ovs (Open vSwitch bridges that `npm run fabric -- up` starts; needs root)",
-  },
-  {
-    name: 'OVS_RUN_DIR',
-    default: '.data/ovs',
-    description:
-      "run directory of the ovs fabric (DEVICE_DRIVER=ovs): ovsdb-server's database and socket, the bridges' OpenFlow sockets, pids and logs",
-  },
-  {
-    name: 'SUPERVISION_INTERVAL_S',
-    default: '30',
-    description:
-      'seconds between two rounds of the fabric supervisor (DEVICE_DRIVER=ovs): dead OVS or BIRD processes restarted, lost OpenFlow rules restored, devices brought in line with the database',
-  },
-  {
-    name: 'STATS_SAMPLE_INTERVAL_S',
-    default: '300',
-    description: 'seconds between two samples of the traffic counters of ports and connections',
-  },
-  {
-    name: 'IP_QUARANTINE',
-    default: '30d',
-    description:
-      'how long a released IP address rests before it is allocated again (0, seconds, or 30m, 1h, 2d)',
-  },
-  {
-    name: 'OUTBOX_RETENTION',
-    default: '7d',
-    description: 'how long delivered workflow messages stay in the outbox table before they are deleted',
-  },
-  {
-    name: 'EVENT_RETENTION',
-    default: '365d',
-    description: 'how long events stay readable at GET /events before they are deleted',
-  },
-  {
-    name: 'SHUTDOWN_TIMEOUT',
-    default: '30s',
-    description:
-      'after SIGTERM, how long the API finishes requests under way and the worker its running activities',
-  },
-  {
-    name: 'QUOTA_PORTS',
-    default: '200',
-    description:
-      'ports one account tree (a customer and the accounts it manages) may hold at once, of connections and port reservations that have not ended (0: no limit)',
-  },
-  {
-    name: 'QUOTA_SUB_ACCOUNTS',
-    default: '500',
-    description: 'accounts one account tree may hold below its top account, directly or deeper (0: no limit)',
-  },
-  {
-    name: 'QUOTA_OPEN_ORDERS',
-    default: '200',
-    description:
-      'orders of one account tree that may be open at once: connections, port reservations, network services and their configs ordered and not yet in production nor ended (0: no limit)',
-  },
-  {
-    name: 'QUOTA_CONTACTS',
-    default: '5000',
-    description: 'contacts one account tree may hold at once; deleting one makes room (0: no limit)',
-  },
-  {
-    name: 'QUOTA_MACS',
-    default: '5000',
-    description:
-      'MAC address registrations one account tree may hold at once; deleting one makes room (0: no limit)',
-  },
-  {
-    name: 'QUOTA_IPS',
-    default: '1000',
-    description:
-      'IP addresses one account tree may register itself (POST /ips); addresses the exchange allocates do not count, and since IX-API deletes no IP address, a registration is changed rather than deleted to make room (0: no limit)',
-  },
-  {
-    name: 'QUOTA_MEMBER_JOINING_RULES',
-    default: '2000',
-    description:
-      'member joining rules one account tree may manage at once; deleting one makes room (0: no limit)',
-  },
-  {
-    name: 'WORKER_CACHED_WORKFLOWS',
-    default: 'auto',
-    description:
-      "workflows a worker keeps in memory between their tasks (Temporal's sticky cache); one evicted replays its history at its next task, so fewer cost CPU and more cost memory; auto: the Temporal SDK's choice from the heap limit (about 2,300 with Node's default heap on a large host)",
-  },
-  {
-    name: 'IXF_EXPORT_IXP_IDS',
-    default: '',
-    description:
-      'the ixp_id of the IXP of an exchange LAN in the IX-F member export, as LAN id=number pairs separated by commas (ns-exchange-lan-fra=1,ns-exchange-lan-ams=2); a LAN not named: its IX-F id',
-  },
-  {
-    name: 'IXF_EXPORT_IXF_IDS',
-    default: '',
-    description:
-      "the ixf_id (IX-F database id) of an exchange LAN's IXP in the IX-F member export, as LAN id=number pairs; a LAN not named: its ixfdb_ixid; a LAN with neither is left out of the export",
-  },
-  {
-    name: 'IXF_EXPORT_MAX_AGE',
-    default: '60s',
-    description:
-      'how long clients and caches may keep the IX-F member export (Cache-Control max-age; seconds, or 5m, 1h)',
-  },
-  {
-    name: 'METRICS_HOST',
-    default: '127.0.0.1',
-    description:
-      'interface the metrics listeners bind to; they answer without authentication, so loopback unless a scraper elsewhere needs them (0.0.0.0 in containers)',
-  },
-  {
-    name: 'METRICS_PORT',
-    default: '',
-    description:
-      "TCP port (on METRICS_HOST) of the process's own listener serving Prometheus metrics at GET /metrics, apart from the API; unset: no metrics listener",
-  },
-  {
-    name: 'TEMPORAL_METRICS_PORT',
-    default: '',
-    description:
-      "TCP port (on METRICS_HOST) where the worker's Temporal SDK runtime serves its own Prometheus metrics; unset: none",
-  },
-];
-
 /** The largest quota a setting takes; anything above it is a typo rather than a limit. */
 const QUOTA_MAX = 1_000_000;
 
-/** The variable of each quota, by the quota's name in domain/quotas.ts. */
-const QUOTA_VARIABLES = {
-  ports: 'QUOTA_PORTS',
-  sub_accounts: 'QUOTA_SUB_ACCOUNTS',
-  open_orders: 'QUOTA_OPEN_ORDERS',
-  contacts: 'QUOTA_CONTACTS',
-  macs: 'QUOTA_MACS',
-  ips: 'QUOTA_IPS',
-  member_joining_rules: 'QUOTA_MEMBER_JOINING_RULES',
-} as const;
-export type QuotaVariableName = keyof typeof QUOTA_VARIABLES;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-/** The log formats a person can ask for; `auto` leaves the choice to chooseLogFormat. */
-export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
-export type LogFormatSetting = (typeof LOG_FORMATS)[number];
-export type LogFormat = Exclude<LogFormatSetting, 'auto'>;
-
-/**
- * The format log lines are shown in: LOG_FORMAT when it names one; otherwise pretty only for a
- * person at a terminal outside production. Production, pipes, log collectors and tests (no TTY)
- * get JSON, one object a line.
- */
-export function chooseLogFormat(
-  config: Pick<Config, 'logFormat' | 'nodeEnv'>,
-  output: { isTTY?: boolean },
-): LogFormat {
-  if (config.logFormat !== 'auto') return config.logFormat;
-  return output.isTTY === true && config.nodeEnv !== 'production' ? 'pretty' : 'json';
-}
-
-function parseLogFormat(raw: string): LogFormatSetting {
-  const format = LOG_FORMATS.find((candidate) => candidate === raw);
-  if (!format) throw new ConfigError('LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${raw}"`);
-  return format;
-}
-
-/** The device drivers a worker can run (worker/create-worker.ts builds them). */
-export const DEVICE_DRIVER_NAMES = ['lab', 'ovs'] as const;
-export type DeviceDriverName = (typeof DEVICE_DRIVER_NAMES)[number];
-
-function parseDeviceDriver(raw: string): DeviceDriverName {
-  const name = raw.trim();
-  const known = DEVICE_DRIVER_NAMES.find((candidate) => candidate === name);
-  if (!known)
-    throw new ConfigError('DEVICE_DRIVER', `must be one of ${DEVICE_DRIVER_NAMES.join(', ')}, got "${raw}"`);
-  return known;
-}
-const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
-
-export function parseDuration(variable: string, raw: string): number {
-  const match = /^(\d+)\s*([smhd]?)$/.exec(raw.trim());
-  if (!match)
-    throw new ConfigError(variable, `expected a duration such as 3600, 90m, 1h or 30d, got "${raw}"`);
-  const seconds = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
-  if (seconds < 1) throw new ConfigError(variable, 'must be at least one second');
-  return seconds;
-}
-
-/** `30/1m` (30 requests a minute), `1200/3600`; `0` turns the limit off. */
-export function parseRateLimit(variable: string, raw: string): RateLimit | null {
-  if (raw.trim() === '0') return null;
-  const match = /^(\d+)\s*\/\s*(\S+)$/.exec(raw.trim());
-  if (!match) throw new ConfigError(variable, `expected requests/window such as 30/1m, or 0, got "${raw}"`);
-  const points = Number(match[1]);
-  if (points < 1 || points > 1_000_000)
-    throw new ConfigError(variable, 'requests must be between 1 and 1000000');
-  return { points, durationSeconds: parseDuration(variable, match[2]) };
-}
-
-/** One key or more, separated by commas or line breaks, each as parseKey takes it. */
-export function parseKeyList(variable: string, raw: string | undefined): Uint8Array[] {
-  const parts = (raw ?? '').split(/[,\n]/).filter((part) => part.trim() !== '');
-  if (!parts.length) return [parseKey(variable, raw)];
-  return parts.map((part) => parseKey(variable, part));
-}
-
-function parseInteger(variable: string, raw: string, min: number, max: number): number {
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(variable, `expected a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max)
-    throw new ConfigError(variable, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-/** Accepts a key as hex (64+ hex digits) or base64/base64url; rejects anything shorter than 32 bytes. */
-export function parseKey(variable: string, raw: string | undefined): Uint8Array {
-  if (raw === undefined || raw.trim() === '') {
-    throw new ConfigError(variable, 'is required (at least 32 random bytes, base64 or hex encoded)');
-  }
-  const text = raw.trim();
-  let bytes: Buffer;
-  if (/^[0-9a-fA-F]+$/.test(text) && text.length % 2 === 0) bytes = Buffer.from(text, 'hex');
-  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) bytes = Buffer.from(text, 'base64');
-  else throw new ConfigError(variable, 'must be hex or base64 encoded');
-  if (bytes.length < 32) throw new ConfigError(variable, `must hold at least 32 bytes, got ${bytes.length}`);
-  return new Uint8Array(bytes);
-}
-
-function parseDatabaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // The URL carries the database password: never repeat it.
-    throw new ConfigError('DATABASE_URL', 'is not a URL');
-  }
-  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
-    throw new ConfigError('DATABASE_URL', `must start with mysql:// or mariadb://, got "${url.protocol}//"`);
-  }
-  if (url.pathname.replace(/^\//, '') === '') throw new ConfigError('DATABASE_URL', 'must name a database');
-  return raw;
-}
-
-function parseTemporalAddress(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(raw.trim())) {
-    throw new ConfigError('TEMPORAL_ADDRESS', `expected host:port, got "${raw}"`);
-  }
-  return raw.trim();
-}
-
-/** A port of its own for an optional listener; unset or empty turns it off. */
-function parseOptionalPort(variable: string, raw: string): number | null {
-  if (raw.trim() === '') return null;
-  return parseInteger(variable, raw, 1, 65535);
-}
-
-/** The largest id the IX-F member export takes: the schema's integers, as 32-bit databases keep them. */
-const IXF_ID_MAX = 2_147_483_647;
-
-/** `ns-exchange-lan-fra=1, ns-exchange-lan-ams=2`: a number per exchange LAN id, each LAN once. */
-export function parseIdsByLan(variable: string, raw: string): Record<string, number> {
-  const ids: Record<string, number> = {};
-  for (const pair of raw.split(/[,\s]+/).filter((part) => part !== '')) {
-    const match = /^([A-Za-z0-9:_-]{1,80})=(\d{1,10})$/.exec(pair);
-    if (!match)
-      throw new ConfigError(
-        variable,
-        `expected exchange-LAN-id=number pairs separated by commas, got "${pair}"`,
-      );
-    const [, lan, number] = match;
-    if (Object.hasOwn(ids, lan)) throw new ConfigError(variable, `names ${lan} twice`);
-    ids[lan] = parseInteger(variable, number, 0, IXF_ID_MAX);
-  }
-  return ids;
-}
-
-function parseName(variable: string, raw: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/.test(raw)) {
-    throw new ConfigError(variable, `must be letters, digits, ".", "_" or "-", got "${raw}"`);
-  }
-  return raw;
-}
-
-/** Suffix of the variable naming a file that holds a variable's value (NAME_FILE for NAME). */
-export const FILE_SUFFIX = '_FILE';
-
-/**
- * The environment with every NAME_FILE of a configuration variable replaced by NAME, its value read
- * from that file (trailing whitespace and newlines removed), the way Docker and Kubernetes mount
- * secrets. NAME and NAME_FILE together, or a file that cannot be read or is empty, is an error;
- * messages name the variables and the path, never the content.
- */
-export function resolveFileVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const resolved: NodeJS.ProcessEnv = { ...env };
-  for (const { name } of CONFIG_VARIABLES) {
-    const fileVariable = `${name}${FILE_SUFFIX}`;
-    const file = env[fileVariable];
-    if (file === undefined || file === '') continue;
-    if (env[name] !== undefined && env[name] !== '') {
-      throw new ConfigError(
-        name,
-        `is set together with ${fileVariable}; set only one of ${name} and ${fileVariable}`,
-      );
-    }
-    let content: string;
-    try {
-      content = readFileSync(file, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new ConfigError(fileVariable, `cannot read the file "${file}" (${code})`);
-    }
-    const value = content.trimEnd();
-    if (value === '') throw new ConfigError(fileVariable, `the file "${file}" is empty`);
-    resolved[name] = value;
-    delete resolved[fileVariable];
-  }
-  return resolved;
-}
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
   const env = resolveFileVariables(environment);
