@@ -18,7 +18,7 @@ import { createNetworkFeatureConfigRepository } from './repositories/network-fea
 import { createNetworkServiceConfigRepository } from './repositories/network-service-config-repository';
 import { createNetworkServiceRepository } from './repositories/network-service-repository';
 import { createOutboxRepository } from './repositories/outbox-repository';
-import { createPortAllocation } from './repositories/port-allocation';
+import { createPortAllocation } from './allocation/ports';
 import { createQuotaGuard } from './repositories/quota-guard';
 import { createTrafficRepository } from './repositories/traffic-repository';
 import { createOperatorQueue } from './repositories/operator-queue';

@@ -16,7 +16,7 @@ import type { OrderAccountProperty, OrderAccounts } from '../../domain/order-acc
 import { orderAccountsOf } from '../order-accounts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
-import type { PortAllocation } from './port-allocation';
+import type { PortAllocation } from '../allocation/ports';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore, provisioningWorkflowId } from './connection-store';
 import type { LifecycleRow } from './lifecycle-store';

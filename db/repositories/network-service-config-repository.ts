@@ -1,30 +1,21 @@
 import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
-import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../../domain/connections';
-import type { Conflict } from '../../domain/errors';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
-import type { IpVersion } from '../../domain/ip-addresses';
-import { firstFreeHost, formatAddress, parseAddress, parsePrefix } from '../../domain/ip-addresses';
-import type {
-  ConfigOrder,
-  ConfigOrderFacts,
-  JoiningRule,
-  SiblingConfig,
-  TypedProperty,
-} from '../../domain/network-service-configs';
+import type { ConfigOrder, SiblingConfig, TypedProperty } from '../../domain/network-service-configs';
 import { absentConfigOrder, siblingClashes } from '../../domain/network-service-configs';
 import type { State } from '../../domain/states';
-import { ENDED_STATES, GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
+import { GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { Tagging } from '../../domain/vlans';
-import { chooseTags, taggingOf, taggingsCompatible } from '../../domain/vlans';
+import { taggingOf } from '../../domain/vlans';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
 import { newId } from '../../domain/ids';
 import { allocatingTransaction } from '../transactions';
+import { createConfigAllocation } from '../allocation/config-resources';
 import { networkServiceConfigs } from '../network-service-configs-collection';
-import { orderAccountsOf } from '../order-accounts';
+import { configOrderFacts } from '../config-order-facts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
@@ -123,14 +114,6 @@ const smallest = (...limits: Array<number | null>): number | null => {
   return set.length ? Math.min(...set) : null;
 };
 
-const conflict = (
-  resource_type: string,
-  resource_id: string,
-  resource_property: string | null,
-  remote_resource_type: string,
-  remote_resource_id: string,
-): Conflict => ({ resource_type, resource_id, resource_property, remote_resource_type, remote_resource_id });
-
 export function createNetworkServiceConfigRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
@@ -189,130 +172,7 @@ export function createNetworkServiceConfigRepository(deps: {
     },
   });
   const { lock, tell, reconsider } = lifecycle;
-
-  /**
-   * The tagging a config gets on its connection beside the connection's other configs (the
-   * connection's row locked, so two orders on one connection take their tags one after the
-   * other): open tags chosen, a clash refused with the config it clashes with.
-   */
-  async function tagsOn(
-    connection: string,
-    wanted: Tagging,
-    except: string | null,
-    transaction: Transaction,
-  ): Promise<Tagging> {
-    await select('SELECT id FROM connections WHERE id = :connection FOR UPDATE', { connection }, transaction);
-    const others = await select<Tagging & { id: string }>(
-      `SELECT id, vlan_type, outer_vlan, outer_vlan_ethertype, inner_vlan FROM network_service_configs
-       WHERE connection = :connection AND vlan_held AND id <> :except`,
-      { connection, except: except ?? '' },
-      transaction,
-    );
-    const chosen = chooseTags(wanted, others);
-    if (!chosen) throw new UnableToFulfillError('vlan_config', `no VLAN is free on ${connection}`);
-    const clashes = others.filter((other) => !taggingsCompatible(chosen, other));
-    if (clashes.length)
-      throw new UnableToFulfillError(
-        'vlan_config',
-        `the VLAN config clashes with ${clashes.map((c) => c.id).join(', ')} on ${connection}`,
-        clashes.map((other) =>
-          conflict('network-service-configs', other.id, 'vlan_config', 'connections', connection),
-        ),
-      );
-    return chosen;
-  }
-
-  /**
-   * One IPv4 and one IPv6 address from the service's subnets, the lowest free in each. The
-   * service's row is locked, so concurrent orders take addresses one after the other; an address
-   * released less than `quarantineSeconds` ago, or held by a route server, is not free. The unique
-   * index on (service, address) guards the rule besides.
-   */
-  async function allocateAddresses(
-    config: { id: string; network_service: string; managing_account: string; consuming_account: string },
-    quarantineSeconds: number,
-    transaction: Transaction,
-  ): Promise<void> {
-    const [service] = await select<{ subnet_v4: string | null; subnet_v6: string | null }>(
-      'SELECT subnet_v4, subnet_v6 FROM network_services WHERE id = :id FOR UPDATE',
-      { id: config.network_service },
-      transaction,
-    );
-    if (!service) throw new NotFoundError(`no network service ${config.network_service}`);
-    const held = await select<{ address: string; released_at: Date | null; resting: number }>(
-      `SELECT address, released_at, (released_at > NOW(3) - INTERVAL :quarantine SECOND) AS resting
-       FROM ip_addresses WHERE network_service = :service`,
-      { service: config.network_service, quarantine: quarantineSeconds },
-      transaction,
-    );
-    const features = await select<{ ip_v4: string | null; ip_v6: string | null }>(
-      'SELECT ip_v4, ip_v6 FROM network_features WHERE network_service = :service',
-      { service: config.network_service },
-      transaction,
-    );
-    const taken = new Set<bigint>();
-    const takenText = [
-      ...held.filter((row) => row.released_at === null || Number(row.resting)).map((row) => row.address),
-      ...features.flatMap((feature) => [feature.ip_v4, feature.ip_v6]),
-    ];
-    for (const text of takenText) {
-      const parsed = text === null ? null : parseAddress(text);
-      if (parsed) taken.add(parsed.value);
-    }
-    for (const [version, subnet] of [
-      [4, service.subnet_v4],
-      [6, service.subnet_v6],
-    ] as Array<[IpVersion, string | null]>) {
-      const prefix = subnet === null ? null : parsePrefix(subnet);
-      if (!prefix) continue;
-      const free = firstFreeHost(prefix, taken);
-      if (free === null)
-        throw new UnableToFulfillError(
-          'network_service',
-          `the IPv${version} subnet of ${config.network_service} is full`,
-        );
-      const address = formatAddress(version, free);
-      // An address whose quarantine is over starts afresh.
-      await run(
-        'DELETE FROM ip_addresses WHERE network_service = :service AND address = :address AND released_at IS NOT NULL',
-        { service: config.network_service, address },
-        transaction,
-      );
-      await run(
-        `INSERT INTO ip_addresses (id, managing_account, consuming_account, external_ref, version, address,
-           prefix_length, fqdn, valid_not_before, valid_not_after, network_service, network_service_config,
-           released_at, created_at, updated_at)
-         VALUES (:id, :managing_account, :consuming_account, NULL, :version, :address, :prefix_length, NULL,
-           NULL, NULL, :service, :config, NULL, NOW(3), NOW(3))`,
-        {
-          id: newId('ip'),
-          managing_account: config.managing_account,
-          consuming_account: config.consuming_account,
-          version,
-          address,
-          prefix_length: prefix.length,
-          service: config.network_service,
-          config: config.id,
-        },
-        transaction,
-      );
-    }
-  }
-
-  async function replaceMacs(id: string, macs: readonly string[], transaction: Transaction) {
-    await run(
-      'DELETE FROM network_service_config_macs WHERE network_service_config = :id',
-      { id },
-      transaction,
-    );
-    // In the order the client wrote them: they read back so.
-    for (const [position, mac] of [...new Set(macs)].entries())
-      await run(
-        'INSERT INTO network_service_config_macs (network_service_config, mac, position) VALUES (:id, :mac, :position)',
-        { id, mac, position },
-        transaction,
-      );
-  }
+  const { tagsOn, allocateAddresses, replaceMacs, release } = createConfigAllocation({ sequelize });
 
   /**
    * Holds the service still (its row locked) and refuses what the order would take from the
@@ -374,166 +234,10 @@ export function createNetworkServiceConfigRepository(deps: {
     inner_vlan: tagging.inner_vlan,
   });
 
-  /** The config's tags leave its connection and its addresses go back to the exchange. */
-  async function release(id: string, transaction: Transaction): Promise<void> {
-    await run(
-      'UPDATE network_service_configs SET vlan_held = FALSE, updated_at = NOW(3) WHERE id = :id',
-      { id },
-      transaction,
-    );
-    const [exchange] = await select<{ id: string }>(
-      'SELECT id FROM accounts WHERE is_exchange = 1 ORDER BY id LIMIT 1',
-      {},
-      transaction,
-    );
-    await run(
-      `UPDATE ip_addresses SET released_at = NOW(3), network_service_config = NULL,
-         managing_account = :exchange, consuming_account = :exchange, fqdn = NULL, external_ref = NULL,
-         updated_at = NOW(3)
-       WHERE network_service_config = :id`,
-      { id, exchange: exchange?.id ?? '' },
-      transaction,
-    );
-  }
-
   return {
-    /**
-     * What the rules need to know of an order: the service with where its offering delivers, the
-     * connection (if one of `accounts` holds it), the offering, the roles of the order's assignments,
-     * whether the billing account can pay, which of its MACs the caller may use now, and the
-     * service's joining rules for the member and for the caller.
-     */
-    async orderFacts(
-      order: ConfigOrder,
-      accounts: readonly string[],
-      now: Date,
-      except: string | null = null,
-    ): Promise<ConfigOrderFacts> {
-      const scope = accounts.length ? accounts : [''];
-      const [service] = await select<Record<string, unknown>>(
-        `SELECT s.id, s.type, s.state, s.metro_area_network, s.product_offering, s.nsc_required_contact_roles,
-           s.managing_account, s.consuming_account, s.joining_member_account, s.public, s.diversity,
-           o.handover_metro_area_network, o.service_metro_area_network, o.provider_vlans
-         FROM network_services s LEFT JOIN product_offerings o ON o.id = s.product_offering
-         WHERE s.id = :id`,
-        { id: order.network_service },
-      );
-      const [memberRule] = await select<Record<string, unknown>>(
-        `SELECT type, capacity_min, capacity_max FROM member_joining_rules
-         WHERE network_service = :service AND consuming_account = :account`,
-        { service: order.network_service, account: order.consuming_account },
-      );
-      const [callerAllowed] = await select<{ id: string }>(
-        `SELECT id FROM member_joining_rules
-         WHERE network_service = :service AND type = 'allow' AND consuming_account IN (:scope) LIMIT 1`,
-        { service: order.network_service, scope },
-      );
-      const [connection] = await select<Record<string, unknown>>(
-        `SELECT c.id, c.state, p.metro_area_network, c.speed, c.capacity_allocation_limit,
-           (SELECT COALESCE(SUM(n.capacity), 0) FROM network_service_configs n
-             WHERE n.connection = c.id AND n.vlan_held AND n.id <> :except) AS booked
-         FROM connections c JOIN pops p ON p.id = c.pop
-         WHERE c.id = :id AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
-        { id: order.connection, scope, except: except ?? '' },
-      );
-      const offeringId = order.product_offering ?? (service?.product_offering as string | null) ?? null;
-      const [offering] = offeringId
-        ? await select<Record<string, unknown>>(
-            `SELECT id, type, bandwidth_min, bandwidth_max, orderable_not_before, orderable_not_after
-             FROM product_offerings WHERE id = :id`,
-            { id: offeringId },
-          )
-        : [];
-      const roles = order.role_assignments.length
-        ? await select<{ id: string; role: string }>(
-            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
-             WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
-            { ids: order.role_assignments, scope },
-          )
-        : [];
-      const orderAccounts = await orderAccountsOf(sequelize, order);
-      const macs = order.macs.length
-        ? await select<{ id: string }>(
-            `SELECT id FROM macs WHERE id IN (:ids)
-               AND (managing_account IN (:scope) OR consuming_account IN (:scope))
-               AND (valid_not_after IS NULL OR valid_not_after > :now)`,
-            { ids: order.macs, scope, now },
-          )
-        : [];
-      // A MAC address is one member's on a service: another account's live config using it holds it.
-      const heldByOthers = order.macs.length
-        ? await select<{ id: string; address: string }>(
-            `SELECT DISTINCT m.id, m.address FROM macs m
-               JOIN macs other ON other.address = m.address
-               JOIN network_service_config_macs x ON x.mac = other.id
-               JOIN network_service_configs n ON n.id = x.network_service_config
-              WHERE m.id IN (:ids) AND n.network_service = :service AND n.consuming_account <> :consumer
-                AND n.state NOT IN (:ended) AND n.id <> :except`,
-            {
-              ids: order.macs,
-              service: order.network_service,
-              consumer: order.consuming_account,
-              ended: ENDED_STATES,
-              except: except ?? '',
-            },
-          )
-        : [];
-      const instant = (value: unknown) =>
-        value === null || value === undefined ? null : new Date(value as string).toISOString();
-      return {
-        service: service && {
-          id: service.id as string,
-          type: service.type as string,
-          state: service.state as State,
-          metro_area_network: (service.metro_area_network as string | null) ?? null,
-          product_offering: (service.product_offering as string | null) ?? null,
-          nsc_required_contact_roles: JSON.parse(
-            (service.nsc_required_contact_roles as string) || '[]',
-          ) as string[],
-          // A service's configs use the service's own offering.
-          nsc_product_offerings: service.product_offering ? [service.product_offering as string] : [],
-          managing_account: service.managing_account as string,
-          consuming_account: service.consuming_account as string,
-          joining_member_account: (service.joining_member_account as string | null) ?? null,
-          public: Boolean(Number(service.public ?? 0)),
-          diversity: numberOrNull(service.diversity),
-          handover_metro_area_network: (service.handover_metro_area_network as string | null) ?? null,
-          service_metro_area_network: (service.service_metro_area_network as string | null) ?? null,
-          provider_vlans: (service.provider_vlans as 'single' | 'multi' | null) ?? null,
-        },
-        connection: connection && {
-          id: connection.id as string,
-          state: connection.state as State,
-          metro_area_network: connection.metro_area_network as string,
-          vlan_types: CONNECTION_VLAN_TYPES,
-          outer_vlan_ethertypes: CONNECTION_OUTER_ETHERTYPES,
-          speed: Number(connection.speed ?? 0),
-          capacity_allocation_limit: numberOrNull(connection.capacity_allocation_limit),
-          capacityBookedElsewhere: Number(connection.booked),
-        },
-        offering: offering && {
-          id: offering.id as string,
-          type: offering.type as string,
-          bandwidth_min: numberOrNull(offering.bandwidth_min),
-          bandwidth_max: numberOrNull(offering.bandwidth_max),
-          orderable_not_before: instant(offering.orderable_not_before),
-          orderable_not_after: instant(offering.orderable_not_after),
-        },
-        assignedRoles: roles.map((r) => r.role),
-        knownAssignments: new Set(roles.map((r) => r.id)),
-        accounts: orderAccounts,
-        usableMacs: new Set(macs.map((m) => m.id)),
-        macsHeldByOthers: new Map(heldByOthers.map((m) => [m.id, m.address])),
-        actingAccounts: accounts,
-        memberRule: memberRule && {
-          type: memberRule.type as JoiningRule['type'],
-          capacity_min: numberOrNull(memberRule.capacity_min),
-          capacity_max: numberOrNull(memberRule.capacity_max),
-        },
-        callerAllowed: Boolean(callerAllowed),
-        now,
-      };
-    },
+    /** What the rules need to know of an order (db/config-order-facts.ts). */
+    orderFacts: (order: ConfigOrder, accounts: readonly string[], now: Date, except: string | null = null) =>
+      configOrderFacts(sequelize, order, accounts, now, except),
 
     /**
      * Stores a new config with its tags chosen, its MACs (and, on an exchange LAN, its addresses)

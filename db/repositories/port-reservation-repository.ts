@@ -7,7 +7,7 @@ import type { StatusEntry } from '../../domain/status';
 import type { ConnectionRepository } from './connection-repository';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
-import type { PortAllocation } from './port-allocation';
+import type { PortAllocation } from '../allocation/ports';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore } from './connection-store';
 import { allocatingTransaction } from '../transactions';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { DatabaseError, QueryTypes } from 'sequelize';
 import { UnableToFulfillError } from '../../domain/errors';
-import type { PortDemand } from '../../db/repositories/port-allocation';
+import type { PortDemand } from '../../db/allocation/ports';
 import { stack } from '../support/stack';
 
 const EXCHANGE = 'acc-demo-ix';
