@@ -27,6 +27,7 @@ import * as sampleHolders from './migrations/0024-sample-holders';
 import * as accountNameKeys from './migrations/0025-account-name-keys';
 import * as loginRevocations from './migrations/0026-login-revocations';
 import * as eventResources from './migrations/0027-event-resources';
+import * as apiKeyLastUse from './migrations/0028-api-key-last-use';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -62,6 +63,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0025-account-name-keys', accountNameKeys],
   ['0026-login-revocations', loginRevocations],
   ['0027-event-resources', eventResources],
+  ['0028-api-key-last-use', apiKeyLastUse],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -79,6 +79,8 @@ export interface ApiKeyRow {
   label: string;
   createdAt?: Date;
   revokedAt: Date | null;
+  /** When a token pair was last issued through the key, to the minute; null if never since recorded. */
+  lastUsedAt: Date | null;
 }
 
 export interface RefreshTokenRow {
@@ -140,7 +142,7 @@ export interface Models {
   Contact: Defined<ContactRow, 'externalRef' | 'name' | 'email' | 'telephone'>;
   Role: Defined<RoleRow>;
   RoleAssignment: Defined<RoleAssignmentRow>;
-  ApiKey: Defined<ApiKeyRow, 'revokedAt' | 'label'>;
+  ApiKey: Defined<ApiKeyRow, 'revokedAt' | 'label' | 'lastUsedAt'>;
   RefreshToken: Defined<RefreshTokenRow, 'usedAt' | 'revokedAt'>;
   Event: Defined<EventRow, 'serial' | 'account'>;
   Outbox: Defined<
@@ -211,6 +213,7 @@ export function defineModels(sequelize: Sequelize): Models {
       secretHash: { type: DataTypes.STRING(64), allowNull: false },
       label: { type: DataTypes.STRING(120), allowNull: false, defaultValue: '' },
       revokedAt: { type: DataTypes.DATE(3), allowNull: true },
+      lastUsedAt: { type: DataTypes.DATE(3), allowNull: true },
     },
     { updatedAt: false },
   ) as Models['ApiKey'];

@@ -6,6 +6,7 @@ import type { Config } from '../config/config';
 import { loadConfigOrExit } from '../config/config';
 import type { Database } from '../db';
 import { openDatabase } from '../db';
+import { apiKeysAsJson, renderApiKeys } from './api-key-list';
 import { ensureLocalSecrets } from './local-secrets';
 import { kindOption, renderQueue } from './operator-queue';
 import { nextCommand } from '../domain/operator-queue';
@@ -21,6 +22,10 @@ Commands:
                    Issues another API key for an existing account.
   revoke-api-key   --key API_KEY
                    Revokes a key and every refresh token issued through it.
+  list-api-keys    --account ID [--json]
+                   Lists the account's API keys, oldest first: each key (never its secret), its
+                   label, when it was made, when it was last used (a login or a refresh through it,
+                   recorded to the minute) and when it was revoked.
   queue            [--kind KIND] [--json]
                    Lists what waits on the exchange, oldest first: connections waiting for their
                    cross-connect (cross_connect), resources in error (retry_provisioning) or with an
@@ -41,6 +46,13 @@ function required(values: Record<string, string | undefined>, names: string[]): 
 }
 
 class UsageError extends Error {}
+
+/** The account `--account` names; a usage error when it is missing or names no account. */
+async function accountOption(db: Database, values: Record<string, string | undefined>): Promise<string> {
+  required(values, ['account']);
+  if (!(await db.accounts.findById(values.account!))) throw new UsageError(`no account ${values.account}`);
+  return values.account!;
+}
 
 async function createAccount(db: Database, config: Config, values: Record<string, string | undefined>) {
   required(values, ['name', 'country', 'locality', 'postal-code', 'street']);
@@ -131,7 +143,7 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  // The one switch: --json, for the queue.
+  // The one switch: --json, for the queue and the list of API keys.
   const json = rest.includes('--json');
   const { values } = parseArgs({
     args: rest.filter((arg) => arg !== '--json'),
@@ -166,10 +178,8 @@ async function main(): Promise<void> {
         await createAccount(db, config, values);
         break;
       case 'create-api-key': {
-        required(values, ['account']);
-        if (!(await db.accounts.findById(values.account!)))
-          throw new UsageError(`no account ${values.account}`);
-        const issued = await db.credentials.createApiKey(values.account!, values.label ?? '');
+        const account = await accountOption(db, values);
+        const issued = await db.credentials.createApiKey(account, values.label ?? '');
         process.stdout.write(
           `api_key     ${issued.apiKey}\napi_secret  ${issued.apiSecret}\nThe secret is shown only now.\n`,
         );
@@ -180,6 +190,12 @@ async function main(): Promise<void> {
         await db.credentials.revokeApiKey(values.key!);
         process.stdout.write(`revoked ${values.key}\n`);
         break;
+      case 'list-api-keys': {
+        const account = await accountOption(db, values);
+        const keys = await db.credentials.listApiKeys(account);
+        process.stdout.write(json ? apiKeysAsJson(keys) : renderApiKeys(account, keys));
+        break;
+      }
       case 'lab-cloud-circuit':
         await labCloudCircuit(db, values);
         break;

@@ -30,6 +30,19 @@ export interface VerifiedKey {
   accountId: string;
 }
 
+/** An API key as operators list it: never its secret, nor the secret's hash. */
+export interface ListedApiKey {
+  apiKey: string;
+  label: string;
+  createdAt: Date;
+  /** When a token pair was last issued through it (a login or a refresh), to the minute. */
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** A key's use is recorded at most this often: a login within it after the last one writes nothing. */
+export const KEY_USE_PRECISION_MS = 60_000;
+
 export type RefreshOutcome =
   { outcome: 'accepted'; apiKey: string; accountId: string; familyId: string } | { outcome: 'rejected' };
 
@@ -87,14 +100,56 @@ export function createCredentialRepository({ models, hashKey }: { models: Models
       return models.RefreshToken.destroy({ where: { expiresAt: { [Op.lt]: now } }, limit: 10_000 });
     },
 
-    async recordRefreshToken(token: {
-      jti: string;
-      apiKey: string;
-      accountId: string;
-      familyId: string;
-      expiresAt: Date;
-    }): Promise<void> {
+    /** The keys of an account, oldest first, as `ListedApiKey` says (revoked ones too). */
+    async listApiKeys(accountId: string): Promise<ListedApiKey[]> {
+      const rows = await models.ApiKey.findAll({
+        attributes: ['apiKey', 'label', 'createdAt', 'lastUsedAt', 'revokedAt'],
+        where: { accountId },
+        order: [
+          ['createdAt', 'ASC'],
+          ['apiKey', 'ASC'],
+        ],
+      });
+      return rows.map((row) => {
+        const key = row.get({ plain: true });
+        return {
+          apiKey: key.apiKey,
+          label: key.label,
+          createdAt: key.createdAt!,
+          lastUsedAt: key.lastUsedAt,
+          revokedAt: key.revokedAt,
+        };
+      });
+    },
+
+    /**
+     * Records a token pair issued through a key (a login, or a refresh of one): its refresh token,
+     * and the key's use, which is written only when the last one recorded is a minute old or more,
+     * so that a client logging in on every request costs one write a minute, not one a login.
+     */
+    async recordRefreshToken(
+      token: {
+        jti: string;
+        apiKey: string;
+        accountId: string;
+        familyId: string;
+        expiresAt: Date;
+      },
+      now = new Date(),
+    ): Promise<void> {
       await models.RefreshToken.create(token);
+      await models.ApiKey.update(
+        { lastUsedAt: now },
+        {
+          where: {
+            apiKey: token.apiKey,
+            [Op.or]: [
+              { lastUsedAt: null },
+              { lastUsedAt: { [Op.lte]: new Date(now.getTime() - KEY_USE_PRECISION_MS) } },
+            ],
+          },
+        },
+      );
     },
 
     /**

@@ -6,6 +6,7 @@ import { backfillEventResources } from '../../db/migrations/0027-event-resources
 import type { EventType } from '../../domain/events';
 import { eventResourceOf } from '../../domain/events';
 import { liveConnection, orderConnection } from '../support/exchange-lan';
+import { importFreshAccount } from '../support/fresh-account';
 import { login, request } from '../support/http';
 import { readEvents } from '../support/pages';
 import { stack } from '../support/stack';
@@ -225,18 +226,7 @@ describe('extensions: the event log', () => {
 
   it('answers a log longer than the default page size in pages of 1000, Next walking every event once; page_limit still wins', async () => {
     const { db } = stack();
-    const account = `acc-events-long-${randomBytes(4).toString('hex')}`;
-    await db.accounts.importAccount({
-      id: account,
-      name: 'Long event log',
-      address: {
-        country: 'DE',
-        locality: 'Berlin',
-        postal_code: '10115',
-        street_address: 'Unter den Linden 1',
-      },
-      managing_account: null,
-    });
+    const account = await importFreshAccount('acc-events-long', 'Long event log');
     // 2,500 moves of the account, written straight into the log: more than two default pages.
     const moves = Array.from({ length: 2500 }, (_, i) => [
       'account.state_changed',
