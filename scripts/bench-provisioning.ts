@@ -9,7 +9,6 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { tsToMs } from '@temporalio/common/lib/time';
 import {
   DefaultLogger,
   NativeConnection,
@@ -25,13 +24,21 @@ import { dropDatabase, ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
 import { provisioningWorkflowId } from '../db/repositories/connection-repository';
 import { seedDemo } from '../db/seed';
-import { sparePort } from '../db/seed/catalogue';
 import { createCeilingActivities, prepareCeilingTable } from './bench-ceiling/activities';
-import type { Api } from './bench-orders';
 import { BenchError, prepareOrders } from './bench-orders';
 import { BENCH_NAMESPACE, temporalAnswers, temporalDevServer } from './bench-temporal';
 import { build } from './build';
 import type { ceilingWorkflow } from './bench-ceiling/workflows';
+import {
+  activitiesUntilProduction,
+  ms,
+  percentile,
+  tally,
+  workerFigures,
+} from './bench-provisioning/figures';
+import type { Order } from './bench-provisioning/place-orders';
+import { placeOrder, placeOrders, stillProvisioning } from './bench-provisioning/place-orders';
+import { addSparePorts, offeringFacts } from './bench-provisioning/spare-ports';
 
 /**
  * `npm run bench:provisioning`: how fast this machine takes connection orders from POST to
@@ -231,71 +238,6 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   throw new BenchError(`${what} did not become ready within ${Math.round(timeoutMs / 1000)} s`);
 }
 
-interface OfferingFacts {
-  speed: number;
-  pop: string | null;
-  metroAreaNetwork: string;
-}
-
-/** Where the offering hands over and at which speed, from the catalogue. */
-async function offeringFacts(database: Database, offering: string): Promise<OfferingFacts> {
-  const [row] = await database.sequelize.query<{
-    physical_port_speed: number | null;
-    handover_pop: string | null;
-    handover_metro_area_network: string;
-  }>(
-    `SELECT physical_port_speed, handover_pop, handover_metro_area_network FROM product_offerings
-     WHERE id = :offering AND type = 'connection'`,
-    { replacements: { offering }, type: QueryTypes.SELECT },
-  );
-  if (!row?.physical_port_speed)
-    throw new BenchError(`BENCH_OFFERING: the demo exchange has no connection offering ${offering}`);
-  return {
-    speed: Number(row.physical_port_speed),
-    pop: row.handover_pop,
-    metroAreaNetwork: row.handover_metro_area_network,
-  };
-}
-
-/**
- * Adds `count` spare ports at the offering's speed, spread over the devices of its handover PoP (or
- * metro area network) that carry ports of that speed already. Returns the devices they went to.
- */
-async function addSparePorts(database: Database, facts: OfferingFacts, count: number): Promise<string[]> {
-  const devices = await database.sequelize.query<{ id: string; pop: string; media_type: string }>(
-    `SELECT d.id, d.pop, MIN(p.media_type) AS media_type FROM devices d
-     JOIN pops ON pops.id = d.pop JOIN ports p ON p.device = d.id AND p.speed = :speed
-     WHERE ${facts.pop === null ? 'pops.metro_area_network = :man' : 'd.pop = :pop'}
-     GROUP BY d.id, d.pop ORDER BY d.id`,
-    {
-      replacements: { speed: facts.speed, man: facts.metroAreaNetwork, pop: facts.pop },
-      type: QueryTypes.SELECT,
-    },
-  );
-  if (!devices.length) throw new BenchError(`no device carries ${facts.speed} Mbit/s ports for the offering`);
-  const now = new Date();
-  for (let start = 0; start < count; start += 1000) {
-    const rows = [];
-    for (let i = start; i < Math.min(start + 1000, count); i += 1) {
-      const device = devices[i % devices.length];
-      rows.push({
-        ...sparePort({
-          id: `port-bench-${String(i).padStart(6, '0')}`,
-          device: device.id,
-          pop: device.pop,
-          name: `xe-9/0/${i}`,
-          media_type: device.media_type,
-          speed: facts.speed,
-        }),
-        created_at: now,
-        updated_at: now,
-      });
-    }
-    await database.sequelize.getQueryInterface().bulkInsert('ports', rows);
-  }
-  return devices.map((d) => d.id);
-}
-
 async function startTemporal(): Promise<string> {
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
@@ -319,64 +261,6 @@ function waitForPollers(client: Client, taskQueue: string, what: string): Promis
 
 // ---------------------------------------------------------------------------------------------
 // Talking to the API.
-
-interface Order {
-  tag: string;
-  /** performance.now() when the POST went out. */
-  startedAt: number;
-  postMs: number;
-  id?: string;
-  problem?: string;
-  /** performance.now() when the connection was first seen in production. */
-  productionAt?: number;
-  /** Epoch milliseconds of the connection's last change when it was first seen in production. */
-  productionEpochMs?: number;
-  /** A state it stopped in instead (error, operator, …). */
-  stuckIn?: string;
-}
-
-/** One order over HTTP; never throws: what went wrong is in `problem`. */
-async function placeOrder(api: Api, body: Record<string, unknown>, tag: string): Promise<Order> {
-  const startedAt = performance.now();
-  const order: Order = { tag, startedAt, postMs: 0 };
-  try {
-    const response = await fetch(`${api.base}/connections`, {
-      method: 'POST',
-      headers: { ...api.headers, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    order.postMs = performance.now() - startedAt;
-    if (response.status === 201) order.id = (JSON.parse(text) as { id: string }).id;
-    else order.problem = `${response.status} ${text.slice(0, 300)}`;
-  } catch (error) {
-    order.postMs = performance.now() - startedAt;
-    order.problem = `no answer: ${error instanceof Error ? error.message : String(error)}`;
-  }
-  return order;
-}
-
-/** Places `count` orders, `concurrency` at a time. */
-async function placeOrders(
-  api: Api,
-  orderBody: (tag: string) => Record<string, unknown>,
-  prefix: string,
-  count: number,
-  concurrency: number,
-): Promise<Order[]> {
-  const orders: Order[] = [];
-  let next = 0;
-  const lane = async () => {
-    while (next < count) {
-      const index = next;
-      next += 1;
-      const tag = `${prefix}-${index + 1}`;
-      orders[index] = await placeOrder(api, orderBody(tag), tag);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
-  return orders;
-}
 
 function reportRefusals(what: string, orders: readonly Order[]): void {
   const refused = orders.filter((o) => o.problem);
@@ -423,52 +307,8 @@ async function watchProduction(
   }
 }
 
-function stillProvisioning(orders: readonly Order[]): number {
-  return orders.filter((o) => o.id && o.productionAt === undefined && !o.stuckIn).length;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Figures.
-
-function percentile(values: readonly number[], p: number): number {
-  if (!values.length) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-}
-
-const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(0) : '–');
-
-/**
- * The activities one provisioning scheduled until its connection reached production, from its
- * workflow history: the ones scheduled after it went live (the workflow lives on) do not count.
- */
-async function activitiesUntilProduction(
-  client: Client,
-  order: Order,
-  observedEpochMs: number,
-): Promise<{ count: number; types: string[]; inHistory: number }> {
-  const history = await client.workflow.getHandle(provisioningWorkflowId(order.id!)).fetchHistory();
-  // The database's time of the change to production separates the two exactly; the moment it was
-  // seen serves when that time is implausible.
-  const changed = order.productionEpochMs;
-  const cutoff =
-    changed !== undefined && changed <= observedEpochMs + 1000 && changed >= observedEpochMs - 600_000
-      ? changed
-      : observedEpochMs;
-  const scheduled = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes);
-  const before = scheduled.filter((event) => tsToMs(event.eventTime) <= cutoff);
-  return {
-    count: before.length,
-    types: before.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? '?'),
-    inHistory: scheduled.length,
-  };
-}
-
-function tally(names: readonly string[]): string {
-  const counts = new Map<string, number>();
-  for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
-  return [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(', ');
-}
 
 async function runCeiling(
   address: string,
@@ -524,22 +364,6 @@ async function runCeiling(
   worker.shutdown();
   await ceilingWorker.running;
   return { perSecond: count / seconds, seconds, completed: Number(row.n) };
-}
-
-// ---------------------------------------------------------------------------------------------
-
-/** What the worker's metrics say of the run: connections timed to production and their mean time. */
-async function workerFigures(port: number): Promise<string> {
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const value = (series: string) =>
-      Number(new RegExp(`^${series}\\{type="connection"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    const count = value('ixapi_provisioning_duration_seconds_count');
-    const sum = value('ixapi_provisioning_duration_seconds_sum');
-    return `${count} connections timed to production, ${((sum / count) * 1000).toFixed(0)} ms on average (ixapi_provisioning_duration_seconds)`;
-  } catch (error) {
-    return `not read (${error instanceof Error ? error.message : String(error)})`;
-  }
 }
 
 async function main(): Promise<void> {
