@@ -2,7 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
@@ -36,6 +35,8 @@ import {
   temporalServes,
 } from './rehearsal/temporal-server';
 import { Balancer, isAnswer, placeOrder, requestUnderWay } from './rehearsal/traffic';
+import { freePort, postgresUp, sleep, temporalPortBase } from './rehearsal/machine';
+import { phase, phases, say, started } from './rehearsal/phases';
 
 /**
  * `npm run rehearse`: the production topology on this machine. The real Temporal server on
@@ -71,78 +72,6 @@ const NEXT_BUILD = path.join(WORK, 'next');
 const DATABASE_URL = process.env.REHEARSAL_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/ixapi_rehearsal';
 /** Only metros whose cross-connects the exchange makes: nothing waits for a customer there. */
 const METROS = ['fra', 'ham'];
-
-const started = Date.now();
-const phases: Array<{ name: string; seconds: number }> = [];
-const say = (message: string) =>
-  process.stdout.write(`[rehearse ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}\n`);
-
-/** Runs one phase of the rehearsal, timed; a phase that outlasts `limitMinutes` fails the run. */
-async function phase<T>(name: string, work: () => Promise<T>, limitMinutes = 15): Promise<T> {
-  say(`── ${name}`);
-  const from = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${name}: not done within ${limitMinutes} minutes`)),
-      limitMinutes * 60_000,
-    );
-  });
-  try {
-    const result = await Promise.race([work(), limit]);
-    phases.push({ name, seconds: (Date.now() - from) / 1000 });
-    return result;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** A frontend port whose whole block (the services' ports, see config/temporal) is free. */
-async function temporalPortBase(): Promise<number> {
-  for (let base = 27233; base < 60000; base += 1000) {
-    const ports = [0, 1, 2, 6, 10, -300, -299, -298, -294].map((offset) => base + offset);
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
-  }
-  throw new Error('no free block of ports for the Temporal server');
-}
-
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    if (await portFree(port)) return port;
-  }
-}
-
-/** PostgreSQL must answer on 127.0.0.1:5432; the machine's cluster is started when it is down. */
-async function postgresUp(): Promise<void> {
-  const answers = () =>
-    new Promise<boolean>((resolve) => {
-      const socket = net.connect(5432, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-  if (await answers()) return;
-  say('PostgreSQL is not answering on 127.0.0.1:5432; starting the machine’s cluster');
-  const version = execFileSync('ls', ['/etc/postgresql'], { encoding: 'utf8' }).trim().split('\n')[0];
-  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], {
-    stdio: 'inherit',
-  });
-  for (let i = 0; i < 30 && !(await answers()); i += 1) await sleep(1000);
-  if (!(await answers())) throw new Error('PostgreSQL did not start');
-}
 
 interface Live {
   temporal: TemporalSetup;
