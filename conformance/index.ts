@@ -1,7 +1,7 @@
 import { loadSpec } from '../spec';
 import { allChecks } from './checks';
-import { finish } from './checks/circuit-orders';
-import { cleanUp } from './checks/lifecycle';
+import { finish } from './steps/circuit-orders';
+import { cleanUp } from './steps/cleanup';
 import type { CheckResult, Profile, RunSummary } from './model';
 import { expectationsOf, runPassed } from './model';
 import { CheckContext, runChecks } from './runner';

@@ -1,9 +1,10 @@
 import type { CheckContext, CheckDefinition } from '../runner';
 import type { Role } from '../suite';
-import { hasProblemType, problemTypeOf, validationRefusal } from './connections';
-import { waitFor } from './lifecycle';
-import type { Item } from './orders';
-import { change, current, isItem, show } from './orders';
+import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
+import { waitFor } from '../steps/waiting';
+import type { Item } from '../steps/items';
+import { change } from '../steps/changes';
+import { current, isItem, show } from '../steps/items';
 import {
   SERVICES,
   PATCH,
@@ -23,7 +24,7 @@ import {
   orderVcConfig,
   capacities,
   bandwidthStep,
-} from './circuit-orders';
+} from '../steps/circuit-orders';
 
 /** Change requests: the B side of a point-to-point circuit asks, the owner answers. */
 

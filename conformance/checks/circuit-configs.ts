@@ -1,10 +1,14 @@
 import type { CheckDefinition } from '../runner';
-import { hasProblemType, problemTypeOf, validationRefusal } from './connections';
-import { conflictNames } from './configs';
-import { waitFor } from './lifecycle';
-import { propertyNames } from './statuses';
-import type { Item } from './orders';
-import { current, newMarker, show } from './orders';
+import {
+  hasProblemType,
+  problemTypeOf,
+  validationRefusal,
+  conflictNames,
+  propertyNames,
+} from '../steps/problems';
+import { waitFor } from '../steps/waiting';
+import type { Item } from '../steps/items';
+import { current, newMarker, show } from '../steps/items';
 import {
   SERVICES,
   CIRCUIT_CONFIGS,
@@ -27,11 +31,11 @@ import {
   attemptConfig,
   orderVcConfig,
   propertyNamed,
-} from './circuit-orders';
+} from '../steps/circuit-orders';
 
 /** Configs of virtual circuits and cloud services on connections in production, of each kind. */
 
-export const CLOUD_CONFIG_CHECK: CheckDefinition = {
+const CLOUD_CONFIG_CHECK: CheckDefinition = {
   id: 'NSC-010',
   title: "Configs of a cloud service of the suite's own take a handover within its diversity, once each",
   clause:
@@ -108,7 +112,7 @@ export const CLOUD_CONFIG_CHECK: CheckDefinition = {
   },
 };
 
-export const ROOT_CONFIG_CHECK: CheckDefinition = {
+const ROOT_CONFIG_CHECK: CheckDefinition = {
   id: 'NSC-011',
   title: "A config of a point-to-multipoint service of the suite's own takes the role asked for",
   clause:
@@ -143,7 +147,7 @@ export const ROOT_CONFIG_CHECK: CheckDefinition = {
   },
 };
 
-export const MEMBER_CONFIG_CHECK: CheckDefinition = {
+const MEMBER_CONFIG_CHECK: CheckDefinition = {
   id: 'NSC-012',
   title: 'A private multipoint service admits the configs of accounts an allow rule names, and only those',
   clause:
@@ -218,7 +222,7 @@ const CLOUD_CONFIG_UPDATE = [
   'handover',
 ];
 
-export const OMITTED_VLAN_CHECK: CheckDefinition = {
+const OMITTED_VLAN_CHECK: CheckDefinition = {
   id: 'NSC-013',
   title: 'A cloud config may leave out cloud_vlan, which is then null',
   clause:
@@ -307,3 +311,11 @@ export const OMITTED_VLAN_CHECK: CheckDefinition = {
     }
   },
 };
+
+/** Checks that give circuits of the suite's own configs. */
+export const CIRCUIT_CONFIG_CHECKS: CheckDefinition[] = [
+  CLOUD_CONFIG_CHECK,
+  ROOT_CONFIG_CHECK,
+  MEMBER_CONFIG_CHECK,
+  OMITTED_VLAN_CHECK,
+];

@@ -1,9 +1,9 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { hasProblemType, problemTypeOf, validationRefusal } from './connections';
-import { conflictNames, exchangeLans } from './configs';
-import type { Item } from './orders';
-import { current, idOf, newMarker, show } from './orders';
+import { hasProblemType, problemTypeOf, validationRefusal, conflictNames } from '../steps/problems';
+import { exchangeLans } from '../steps/exchange-lans';
+import type { Item } from '../steps/items';
+import { current, idOf, newMarker, show } from '../steps/items';
 import {
   SERVICES,
   RULES,
@@ -24,7 +24,7 @@ import {
   orderRule,
   capacities,
   propertyNamed,
-} from './circuit-orders';
+} from '../steps/circuit-orders';
 
 /** Member joining rules of private multipoint services: their capacities, and who sees the service. */
 
@@ -52,7 +52,7 @@ async function ruleChange(
     );
 }
 
-export const RULE_CHECK: CheckDefinition = {
+const RULE_CHECK: CheckDefinition = {
   id: 'MJR-002',
   title: "Member joining rules of a private service of the suite's own are created, changed and removed",
   clause:
@@ -204,7 +204,7 @@ async function refusedRuleChange(t: CheckContext, id: string, body: Item): Promi
       );
 }
 
-export const PRIVACY_CHECK: CheckDefinition = {
+const PRIVACY_CHECK: CheckDefinition = {
   id: 'MJR-003',
   title: 'A private multipoint service is hidden from accounts no allow rule names',
   clause:
@@ -259,3 +259,6 @@ export const PRIVACY_CHECK: CheckDefinition = {
 // ---------------------------------------------------------------------------------------------
 // Change requests
 // ---------------------------------------------------------------------------------------------
+
+/** Checks of member joining rules on services of the suite's own. */
+export const CIRCUIT_RULE_CHECKS: CheckDefinition[] = [RULE_CHECK, PRIVACY_CHECK];

@@ -1,26 +1,12 @@
 import type { CheckDefinition } from '../runner';
-import { wholeCollection, wholeList } from './collections';
-import {
-  GOING,
-  hasProblemType,
-  holdPolicy,
-  problemTypeOf,
-  refuseMalformedDays,
-  validationRefusal,
-} from './connections';
-import { cleanUp } from './lifecycle';
-import type { Item } from './orders';
-import {
-  cancel,
-  change,
-  current,
-  foreignAttempt,
-  idOf,
-  isItem,
-  newMarker,
-  refusedChange,
-  show,
-} from './orders';
+import { wholeCollection, wholeList } from '../steps/whole-lists';
+import { holdPolicy, refuseMalformedDays } from '../steps/cancellation-policies';
+import { GOING } from '../steps/subjects';
+import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
+import { cleanUp } from '../steps/cleanup';
+import type { Item } from '../steps/items';
+import { cancel, change, foreignAttempt, refusedChange } from '../steps/changes';
+import { current, idOf, isItem, newMarker, show } from '../steps/items';
 import {
   SERVICES,
   RULES,
@@ -45,15 +31,7 @@ import {
   sensitiveShown,
   listedFor,
   accountRefusal,
-} from './circuit-orders';
-import { CHANGE_CHECK, EARLY_REQUEST_CHECK } from './circuit-changes';
-import {
-  CLOUD_CONFIG_CHECK,
-  MEMBER_CONFIG_CHECK,
-  OMITTED_VLAN_CHECK,
-  ROOT_CONFIG_CHECK,
-} from './circuit-configs';
-import { PRIVACY_CHECK, RULE_CHECK } from './circuit-rules';
+} from '../steps/circuit-orders';
 
 /**
  * Virtual circuits a customer orders (profile `full`): private multipoint services and the rules
@@ -479,12 +457,4 @@ export const CIRCUIT_CHECKS: CheckDefinition[] = [
   CLOUD_KEY_CHECK,
   CIRCUIT_CHECK,
   PUBLIC_CHECK,
-  RULE_CHECK,
-  PRIVACY_CHECK,
-  EARLY_REQUEST_CHECK,
-  CLOUD_CONFIG_CHECK,
-  ROOT_CONFIG_CHECK,
-  MEMBER_CONFIG_CHECK,
-  OMITTED_VLAN_CHECK,
-  CHANGE_CHECK,
 ];

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeCollection } from './collections';
+import { wholeCollection } from '../steps/whole-lists';
 import {
   ORDERING_SERVICES,
   finish,
@@ -10,11 +10,12 @@ import {
   ownOrder,
   serviceOfferings,
   SERVICES,
-} from './circuit-orders';
-import { problemTypeOf } from './connections';
-import { cleanUp } from './lifecycle';
-import type { Item } from './orders';
-import { change, idOf, isItem, newMarker, refusedChange, show, untypedChange } from './orders';
+} from '../steps/circuit-orders';
+import { problemTypeOf } from '../steps/problems';
+import { cleanUp } from '../steps/cleanup';
+import type { Item } from '../steps/items';
+import { change, refusedChange, untypedChange } from '../steps/changes';
+import { idOf, isItem, newMarker, show } from '../steps/items';
 
 /**
  * What the public IX-API clients rely on (the Terraform provider ixapi and pyixapi, which Peering

@@ -1,27 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
-import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from './collections';
-import type { Cancellable, Readable } from './connections';
-import { hasProblemType, holdPolicy, problemTypeOf, refuseMalformedDays } from './connections';
-import { cleanUp, waitFor } from './lifecycle';
-import type { Item } from './orders';
+import { wholeList } from '../steps/whole-lists';
+import type { Readable } from '../steps/subjects';
+import { holdPolicy, refuseMalformedDays } from '../steps/cancellation-policies';
+import { hasProblemType, problemTypeOf, conflictNames } from '../steps/problems';
+import { waitFor } from '../steps/waiting';
+import { cleanUp } from '../steps/cleanup';
+import type { Item } from '../steps/items';
+import { orderConnection, ORDERING } from '../steps/connection-orders';
+import { cancel, change, foreignAttempt, refusedChange, untypedChange } from '../steps/changes';
+import { current, idOf, isItem, newMarker, show } from '../steps/items';
+import { exchangeLans, handoverNetworks, liveAccess, tagged } from '../steps/exchange-lans';
 import {
-  cancel,
-  change,
-  current,
-  foreignAttempt,
-  idOf,
-  isItem,
-  newMarker,
-  orderConnection,
-  ORDERING,
-  refusedChange,
-  roleCover,
-  show,
-  untypedChange,
-} from './orders';
+  CONFIGS,
+  ORDERING_CONFIGS,
+  orderConfig,
+  liveConfig,
+  allocated,
+  ids,
+} from '../steps/exchange-lan-configs';
+import { registerMac } from '../steps/macs';
 
 /**
  * Checks that order access to an exchange LAN (profile `full`) on a connection of the primary
@@ -30,207 +29,15 @@ import {
  * is written into the ledger before it is ordered and cancelled at the end.
  */
 
-export const CONFIGS: Cancellable = {
-  noun: 'network service config',
-  read: 'network_service_configs_read',
-  destroy: 'network_service_configs_destroy',
-  policy: 'network_service_config_cancellation_policy_read',
-};
 const PATCH = 'network_service_configs_partial_update';
 const IPS: Readable = { noun: 'IP address', read: 'ips_read' };
 
-/** What ordering a config needs besides the operation under test. */
-export const ORDERING_CONFIGS = [
-  'network_service_configs_create',
-  'network_service_configs_read',
-  'network_service_configs_destroy',
-  'network_services_list',
-  'connections_list',
-  'product_offerings_list',
-  'role_assignments_list',
-];
-
 /** States in which a new config may be answered: it is ordered, not yet in production. */
 const EARLY = ['requested', 'allocated', 'testing', 'scheduled', 'production'];
-
-/** An ASN of the documentation range (RFC 5398), for an exchange that takes any. */
-const DOCUMENTATION_ASN = 64496;
-
-const ids = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 const idList = (list: readonly string[]) => (list.length ? [...list].sort().join(', ') : 'none');
 
 /** A type of config other than exchange_lan, which a PATCH of an exchange-LAN config must not take. */
 const OTHER_TYPE = 'p2p_vc';
-
-export interface Access {
-  /** The exchange LAN, as the primary account sees it. */
-  service: Item;
-  connection: Item;
-}
-
-/** The exchange LANs in production, by the metro area network they are delivered in. */
-export async function exchangeLans(t: CheckContext): Promise<Map<string, Item>> {
-  const services = (await wholeList(t, 'network_services_list', { query: 'type=exchange_lan' })).filter(
-    (service) => service.type === 'exchange_lan' && (service.state ?? 'production') === 'production',
-  );
-  const byNetwork = new Map<string, Item>();
-  for (const service of services)
-    if (!byNetwork.has(String(service.metro_area_network)))
-      byNetwork.set(String(service.metro_area_network), service);
-  return byNetwork;
-}
-
-/** The metro area network each connection offering hands over in. */
-export async function handoverNetworks(t: CheckContext): Promise<Map<string, string>> {
-  const offerings = await wholeList(t, 'product_offerings_list', { query: 'type=connection' });
-  return new Map(
-    offerings.map((offering) => [String(offering.id), String(offering.handover_metro_area_network)]),
-  );
-}
-
-/**
- * A connection the primary account manages, in production, in a metro area network with an exchange
- * LAN, preferring one that takes 802.1Q tags; INCONCLUSIVE when it has none.
- */
-export async function liveAccess(t: CheckContext): Promise<Access> {
-  const primary =
-    (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
-  const lans = await exchangeLans(t);
-  const networks = await handoverNetworks(t);
-  const candidates = (await wholeList(t, 'connections_list'))
-    .filter(
-      (connection) =>
-        connection.state === 'production' &&
-        connection.managing_account === primary &&
-        lans.has(networks.get(String(connection.product_offering)) ?? ''),
-    )
-    .sort((a, b) => Number(!tagged(a)) - Number(!tagged(b)) || String(a.id).localeCompare(String(b.id)));
-  const connection =
-    candidates[0] ??
-    t.inconclusive(
-      'the primary account has no connection in production in a metro area network with an exchange LAN',
-      'a connection of the primary account in production where there is an exchange LAN',
-    );
-  return { connection, service: lans.get(networks.get(String(connection.product_offering))!)! };
-}
-
-export const tagged = (connection: Item) =>
-  !Array.isArray(connection.vlan_types) || connection.vlan_types.includes('dot1q');
-
-/** How a config of the suite's is tagged: one 802.1Q tag the exchange chooses, where it can. */
-export const vlanConfigFor = (connection: Item): Item =>
-  tagged(connection)
-    ? { vlan_type: 'dot1q' }
-    : { vlan_type: String((connection.vlan_types as unknown[])[0]) };
-
-/** The ASNs the primary account peers with on its other exchange-LAN configs, or one to test with. */
-async function asnsOf(t: CheckContext): Promise<unknown[]> {
-  const others = await wholeList(t, 'network_service_configs_list', { query: 'type=exchange_lan' });
-  const known = others.find((config) => Array.isArray(config.asns) && config.asns.length);
-  return known ? (known.asns as unknown[]) : [DOCUMENTATION_ASN];
-}
-
-export interface Ordered {
-  config: Item;
-  id: string;
-  marker: string;
-  body: Item;
-}
-
-/**
- * Orders exchange-LAN access on `access.connection`, written into the ledger first, with the
- * primary account's contacts in the roles the service requires. An order the exchange refuses
- * as invalid leaves nothing to judge: the suite cannot know every exchange's rules.
- */
-export async function orderConfig(t: CheckContext, access: Access, extra: Item = {}): Promise<Ordered> {
-  const primary = (await t.session()).accountId;
-  const required = Array.isArray(access.service.nsc_required_contact_roles)
-    ? access.service.nsc_required_contact_roles
-    : [];
-  const roles =
-    (await roleCover(t))(required) ??
-    t.inconclusive(
-      `the primary account's role assignments do not cover the roles ${required.join(', ')} that configs of ${String(access.service.id)} need`,
-    );
-  const marker = newMarker();
-  const body: Item = {
-    type: 'exchange_lan',
-    network_service: access.service.id,
-    managing_account: primary,
-    consuming_account: primary,
-    billing_account: primary,
-    role_assignments: roles,
-    connection: access.connection.id,
-    vlan_config: vlanConfigFor(access.connection),
-    asns: await asnsOf(t),
-    listed: false,
-    ...(typeof access.service.product_offering === 'string'
-      ? { product_offering: access.service.product_offering }
-      : {}),
-    external_ref: marker,
-    ...extra,
-  };
-  const seq = t.suite.ledger.intend({
-    destroy: CONFIGS.destroy,
-    role: 'primary',
-    marker,
-    find: { list: 'network_service_configs_list', query: `external_ref=${marker}` },
-  });
-  const response = await t.call('network_service_configs_create', { body });
-  const config = isItem(response.body) ? response.body : undefined;
-  const id = idOf(config);
-  if (response.status === 201 && config && id !== undefined) {
-    t.suite.ledger.created(seq, id);
-    return { config, id, marker, body };
-  }
-  if (response.status === 400) {
-    t.suite.ledger.removed(seq);
-    t.inconclusive(
-      `the exchange refused the suite's order of access to ${String(access.service.id)} on ${String(access.connection.id)} (${response.text.slice(0, 200)}); nothing could be judged`,
-    );
-  }
-  t.must(false, `ordering a config answered ${response.status}, not 201: ${response.text.slice(0, 200)}`);
-  return t.inconclusive('without the config nothing else could be judged');
-}
-
-/** Orders a config and waits for it to reach production, which the check needs. */
-export async function liveConfig(t: CheckContext): Promise<Ordered & Access> {
-  const access = await liveAccess(t);
-  const ordered = await orderConfig(t, access);
-  const live = await waitFor(
-    t,
-    CONFIGS.read,
-    ordered.id,
-    (read) => read.state === 'production',
-    t.suite.waits.provisioning,
-  );
-  if (!live)
-    t.inconclusive(
-      `the config ordered did not reach production within ${t.suite.waits.provisioning / 1000} s`,
-    );
-  return { ...ordered, ...access, config: live };
-}
-
-/**
- * The addresses allocated to a config: its `ips` and what `/ips?network_service_config=` lists,
- * once either names one (allocation may be deferred); INCONCLUSIVE when none came.
- */
-export async function allocated(t: CheckContext, id: string): Promise<{ config: Item; listed: Item[] }> {
-  const until = Date.now() + t.suite.waits.provisioning;
-  for (;;) {
-    const listed = await wholeList(t, 'ips_list', {
-      query: `network_service_config=${encodeURIComponent(id)}`,
-    });
-    const config = await current(t, CONFIGS, id);
-    if (!config) return t.inconclusive(`config ${id} could not be read`);
-    if (ids(config.ips).length || listed.length) return { config, listed };
-    if (Date.now() >= until)
-      t.inconclusive(
-        `the exchange allocated no address to config ${id} within ${t.suite.waits.provisioning / 1000} s; allocation may be deferred`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
 
 /** Whether `address` lies inside `subnet` (`network/length`) of IP version `version`. */
 export function insideSubnet(address: string, version: 4 | 6, subnet: string): boolean {
@@ -294,15 +101,6 @@ const vlanOf = (config: Item): number | undefined => {
     : undefined;
   return typeof vlan === 'number' ? vlan : undefined;
 };
-
-/** Whether an unable-to-fulfill problem names `id` among its conflicts, on either side. */
-export function conflictNames(response: HttpResponse, id: string): boolean {
-  const conflicts = (response.body as { conflicts?: unknown } | undefined)?.conflicts;
-  return (
-    Array.isArray(conflicts) &&
-    conflicts.some((c) => isItem(c) && (c.resource_id === id || c.remote_resource_id === id))
-  );
-}
 
 const ORDERING_CHECK: CheckDefinition = {
   id: 'NSC-001',
@@ -679,39 +477,6 @@ const ISOLATION_CHECK: CheckDefinition = {
     }
   },
 };
-
-/** A locally administered unicast MAC address nobody else uses. */
-export const randomMac = (): string =>
-  ['02', ...[...randomBytes(5)].map((byte) => byte.toString(16).padStart(2, '0'))].join(':');
-
-/**
- * Registers a MAC address of the primary account's, written into the ledger first (found again by
- * its address, which `/macs` filters by); a MAC the exchange refuses leaves nothing to judge.
- */
-export async function registerMac(t: CheckContext): Promise<{ id: string; seq: number }> {
-  const primary = (await t.session()).accountId;
-  const marker = newMarker();
-  const address = randomMac();
-  const seq = t.suite.ledger.intend({
-    destroy: 'macs_destroy',
-    role: 'primary',
-    marker,
-    find: t.suite.isDeclared('macs_list') ? { list: 'macs_list', query: `address=${address}` } : undefined,
-  });
-  const created = await t.call('macs_create', {
-    body: { managing_account: primary, consuming_account: primary, address, external_ref: marker },
-  });
-  const mac = idOf(created.body);
-  if (created.status !== 201 || mac === undefined) {
-    t.suite.ledger.removed(seq);
-    if (created.status === 400)
-      t.inconclusive(`the exchange refused the suite's MAC address: ${created.text.slice(0, 200)}`);
-    t.must(false, `registering a MAC address answered ${created.status}, not 201`);
-    return t.inconclusive('without the MAC nothing else could be judged');
-  }
-  t.suite.ledger.created(seq, mac);
-  return { id: mac, seq };
-}
 
 const MAC_CHECK: CheckDefinition = {
   id: 'NSC-009',

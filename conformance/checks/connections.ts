@@ -1,7 +1,9 @@
-import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeCollection, wholeList } from './collections';
-import { propertyNames } from './statuses';
+import { wholeCollection, wholeList } from '../steps/whole-lists';
+import type { Subject } from '../steps/subjects';
+import { CONNECTIONS, PORT_RESERVATIONS, GOING } from '../steps/subjects';
+import { holdPolicy, refuseMalformedDays } from '../steps/cancellation-policies';
+import { downloadLoa, holdLoa } from '../steps/letters-of-authorisation';
 
 /**
  * Connections and port reservations as a customer sees them without changing anything: when each
@@ -10,168 +12,6 @@ import { propertyNames } from './statuses';
  */
 
 type Item = Record<string, unknown>;
-
-/** A kind of resource as checks that read it back see it. */
-export interface Readable {
-  /** What reports call one of them. */
-  noun: string;
-  read: string;
-}
-
-/** A kind of resource that is cancelled under a cancellation policy. */
-export interface Cancellable extends Readable {
-  destroy: string;
-  policy: string;
-}
-
-/** The operations on one kind of resource that is ordered, changed and cancelled. */
-export interface Subject extends Cancellable {
-  list: string;
-  update: string;
-  patch: string;
-  loaDownload: string;
-  loaUpload: string;
-}
-
-export const CONNECTIONS: Subject = {
-  noun: 'connection',
-  list: 'connections_list',
-  read: 'connections_read',
-  update: 'connections_update',
-  patch: 'connections_partial_update',
-  destroy: 'connections_destroy',
-  policy: 'connections_cancellation_policy_read',
-  loaDownload: 'connections_loa_download',
-  loaUpload: 'connections_loa_upload',
-};
-
-export const PORT_RESERVATIONS: Subject = {
-  noun: 'port reservation',
-  list: 'port_reservations_list',
-  read: 'port_reservations_read',
-  update: 'port_reservations_update',
-  patch: 'port_reservations_partial_update',
-  destroy: 'port_reservations_destroy',
-  policy: 'port_reservation_cancellation_policy_read',
-  loaDownload: 'port_reservations_loa_download',
-  loaUpload: 'port_reservations_loa_upload',
-};
-
-/** States of a resource whose cancellation was asked for and is under way or done. */
-export const ENDING: readonly string[] = ['decommission_requested', 'decommissioned', 'cancelled'];
-/** States in which a resource has a decommission day. */
-export const DECOMMISSIONING: readonly string[] = ['decommission_requested', 'decommissioned'];
-/** States of a resource that is going or gone. */
-export const GOING: readonly string[] = [...ENDING, 'archived'];
-
-/** A calendar day as IX-API writes dates (YYYY-MM-DD, UTC). */
-export const dayOf = (date: Date): string => date.toISOString().slice(0, 10);
-export const today = (): string => dayOf(new Date());
-
-/** Whether `value` is a real calendar day written YYYY-MM-DD. */
-export function isDay(value: unknown): value is string {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && dayOf(date) === value;
-}
-
-export function addDays(day: string, days: number): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + days);
-  return dayOf(date);
-}
-
-/** Whether an error answer carries the IX-API problem type `name`. */
-export function hasProblemType(response: HttpResponse, name: string): boolean {
-  const type = (response.body as { type?: unknown } | undefined)?.type;
-  return typeof type === 'string' && type.endsWith(`/${name}.html`);
-}
-
-export const problemTypeOf = (response: HttpResponse): string =>
-  JSON.stringify((response.body as { type?: unknown } | undefined)?.type);
-
-/** Holds a refusal to the 400 validation-error the document asks for, naming `names`. */
-export function validationRefusal(
-  t: CheckContext,
-  response: HttpResponse,
-  names: readonly string[],
-  what: string,
-): void {
-  if (!t.must(response.status === 400, `${what} answered ${response.status}, not 400`)) return;
-  t.must(
-    hasProblemType(response, 'validation-error'),
-    `${what} was refused as ${problemTypeOf(response)}, not validation-error`,
-  );
-  const named = propertyNames(response.body);
-  const unnamed = names.filter((name) => !named.includes(name));
-  t.must(
-    unnamed.length === 0,
-    `the 400 for ${what} does not name ${unnamed.join(', ')} (it names ${named.join(', ') || 'nothing'})`,
-  );
-}
-
-export interface Policy {
-  decommission_at: string;
-  charged_until: string;
-}
-
-/** The cancellation policy of a resource (for a day, or the first possible one), or a finding. */
-export async function policyOf(
-  t: CheckContext,
-  operationId: string,
-  id: string,
-  day?: string,
-): Promise<Policy | undefined> {
-  const response = await t.call(operationId, {
-    id,
-    query: day === undefined ? undefined : `decommission_at=${day}`,
-  });
-  const asked = day === undefined ? 'without a day' : `for ${day}`;
-  if (!t.must(response.status === 200, `the policy of ${id} ${asked} answered ${response.status}, not 200`))
-    return undefined;
-  const body = response.body as Partial<Policy> | undefined;
-  // The contract already reports dates that are not dates; nothing more can be compared then.
-  return isDay(body?.decommission_at) && isDay(body?.charged_until)
-    ? { decommission_at: body.decommission_at, charged_until: body.charged_until }
-    : undefined;
-}
-
-/** Accept header of a client that wants the letter, and a problem if there is none. */
-export const PDF_ACCEPT = { accept: 'application/pdf, application/problem+json, application/json' };
-
-export function downloadLoa(
-  t: CheckContext,
-  operationId: string,
-  id: string,
-  role: 'primary' | 'secondary' = 'primary',
-): Promise<HttpResponse> {
-  return t.call(operationId, { id, role, headers: PDF_ACCEPT });
-}
-
-const PDF_MAGIC = Buffer.from('%PDF-');
-
-export const isPdf = (bytes: Buffer): boolean =>
-  bytes.length > PDF_MAGIC.length && bytes.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC);
-
-/** Holds a downloaded letter to the document: 200, labelled application/pdf, and a PDF. */
-export function holdLoa(t: CheckContext, response: HttpResponse, id: string): boolean {
-  if (!t.must(response.status === 200, `the LOA of ${id} answered ${response.status}, not 200`)) return false;
-  const type = response.headers['content-type'];
-  const labelled = t.must(
-    /^application\/pdf\s*(;|$)/i.test(type ?? ''),
-    `the LOA of ${id} is labelled ${type ?? '(no content type)'}, not application/pdf`,
-  );
-  const pdf = t.must(
-    isPdf(response.bytes),
-    `the LOA of ${id} is not a PDF: it starts ${JSON.stringify(response.bytes.subarray(0, 16).toString('latin1'))}`,
-  );
-  if (pdf)
-    t.should(
-      response.bytes.subarray(-1024).includes('%%EOF'),
-      `the LOA of ${id} does not end with %%EOF; it looks cut short`,
-    );
-  return labelled && pdf;
-}
 
 /** Resources of the primary account in production: the ones a policy and a letter exist for. */
 async function liveItems(t: CheckContext, subject: Subject): Promise<Item[]> {
@@ -194,57 +34,6 @@ async function hiddenFromSecondary(
   const seen = new Set((await wholeCollection(t, subject.list, 'secondary')).map((item) => String(item.id)));
   const hidden = items.find((item) => !seen.has(String(item.id)));
   return hidden === undefined ? undefined : String(hidden.id);
-}
-
-/**
- * Holds the cancellation policy of one resource to the document: the first possible day not in
- * the past and charged at least until then; asked for that day the same answer; asked for a later
- * day an answer for that day, charging no less.
- */
-export async function holdPolicy(t: CheckContext, operationId: string, id: string): Promise<void> {
-  // The exchange's calendar may run a time zone ahead of or behind UTC.
-  const earliestBelievable = addDays(today(), -1);
-  const first = await policyOf(t, operationId, id);
-  if (!first) return;
-  t.must(
-    first.decommission_at >= earliestBelievable,
-    `${id}: the first possible decommission day ${first.decommission_at} lies in the past`,
-  );
-  t.should(
-    first.charged_until >= first.decommission_at,
-    `${id}: charged until ${first.charged_until}, before the decommission day ${first.decommission_at}`,
-  );
-  const same = await policyOf(t, operationId, id, first.decommission_at);
-  if (same)
-    t.must(
-      same.decommission_at === first.decommission_at && same.charged_until === first.charged_until,
-      `${id}: asked for the first possible day ${first.decommission_at} it answers ${JSON.stringify(same)}, not ${JSON.stringify(first)} as without a day`,
-    );
-  const later = addDays(first.decommission_at, 45);
-  const then = await policyOf(t, operationId, id, later);
-  if (!then) return;
-  if (
-    t.must(
-      then.decommission_at >= later,
-      `${id}: asked for ${later} it answers decommission_at ${then.decommission_at}, before the day asked for`,
-    )
-  )
-    t.should(
-      then.decommission_at === later,
-      `${id}: asked for ${later} it answers decommission_at ${then.decommission_at}`,
-    );
-  t.should(
-    then.charged_until >= first.charged_until,
-    `${id}: going on ${later} is charged until ${then.charged_until}, going on ${first.decommission_at} until ${first.charged_until}; leaving later costs less`,
-  );
-}
-
-/** A policy asked for a day that is no day is a 400 validation-error naming decommission_at. */
-export async function refuseMalformedDays(t: CheckContext, operationId: string, id: string): Promise<void> {
-  for (const bad of ['conformance-not-a-day', '2027-02-30']) {
-    const response = await t.call(operationId, { id, query: `decommission_at=${bad}` });
-    validationRefusal(t, response, ['decommission_at'], `the policy of ${id} for decommission_at=${bad}`);
-  }
 }
 
 function policyCheck(subject: Subject): CheckDefinition {

@@ -1,27 +1,14 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from './collections';
-import {
-  conflictNames,
-  exchangeLans,
-  handoverNetworks,
-  liveConfig,
-  orderConfig,
-  ORDERING_CONFIGS,
-  registerMac,
-} from './configs';
-import type { Policy } from './connections';
-import {
-  CONNECTIONS,
-  DECOMMISSIONING,
-  GOING,
-  hasProblemType,
-  isDay,
-  policyOf,
-  PORT_RESERVATIONS,
-  problemTypeOf,
-  today,
-} from './connections';
+import { wholeList } from '../steps/whole-lists';
+import { registerMac } from '../steps/macs';
+import { liveConfig, orderConfig, ORDERING_CONFIGS } from '../steps/exchange-lan-configs';
+import { exchangeLans, handoverNetworks } from '../steps/exchange-lans';
+import { conflictNames, hasProblemType, problemTypeOf } from '../steps/problems';
+import type { Policy } from '../steps/cancellation-policies';
+import { policyOf } from '../steps/cancellation-policies';
+import { isDay, today } from '../steps/days';
+import { CONNECTIONS, DECOMMISSIONING, GOING, PORT_RESERVATIONS } from '../steps/subjects';
 import {
   finish,
   liveConnections,
@@ -33,10 +20,14 @@ import {
   serviceOfferings,
   SERVICES,
   strings,
-} from './circuit-orders';
-import { cleanUp, waitFor } from './lifecycle';
-import type { Item } from './orders';
-import { cancel, change, current, idOf, isItem, newMarker, orderConnection, ORDERING, show } from './orders';
+} from '../steps/circuit-orders';
+import { waitFor } from '../steps/waiting';
+import { cleanUp } from '../steps/cleanup';
+import type { Item } from '../steps/items';
+import { orderConnection, ORDERING } from '../steps/connection-orders';
+import { cancel, change } from '../steps/changes';
+import { current, idOf, isItem, newMarker, show } from '../steps/items';
+import { contactInRole } from '../steps/contacts';
 
 /**
  * Destroying in dependency order (profile `full`): what a resource depends on (the connection under
@@ -100,82 +91,6 @@ export function waitsForConfigs(status: unknown): boolean {
         [entry.tag, entry.message].some((text) => typeof text === 'string' && /wait.*config/i.test(text)),
     )
   );
-}
-
-/** Contact fields the suite can fill for a contact of its own. */
-const CONTACT_FIELDS: Item = {
-  name: 'Conformance Contact',
-  email: 'contact@conformance.example',
-  telephone: '+4930123456',
-};
-
-/**
- * A contact of the primary account's own in a role it can fill, written into the ledger first, and
- * its role assignment. The role is one that no connection offering requires where there is one,
- * so that other orders of the run do not pick this contact's assignment to cover their roles.
- */
-export async function contactInRole(
-  t: CheckContext,
-): Promise<{ contact: string; assignment: string; role: string; contactSeq: number; seq: number }> {
-  const primary =
-    (await t.session()).accountId ?? t.inconclusive('the primary token does not name its account');
-  const fillable = (await wholeList(t, 'roles_list')).filter((role) =>
-    (Array.isArray(role.required_fields) ? role.required_fields : []).every(
-      (field) => typeof field === 'string' && field in CONTACT_FIELDS,
-    ),
-  );
-  const demanded = new Set(
-    t.suite.isDeclared('product_offerings_list')
-      ? (await wholeList(t, 'product_offerings_list', { query: 'type=connection' })).flatMap((offering) =>
-          strings(offering.required_contact_roles),
-        )
-      : [],
-  );
-  const role =
-    fillable.sort(
-      (a, b) =>
-        Number(demanded.has(String(a.id))) - Number(demanded.has(String(b.id))) ||
-        String(a.name).localeCompare(String(b.name)),
-    )[0] ??
-    t.inconclusive('no role of the exchange can be held by a contact with a name, email and telephone');
-  const marker = newMarker();
-  const contactSeq = t.suite.ledger.intend({
-    destroy: 'contacts_destroy',
-    role: 'primary',
-    marker,
-    find: { list: 'contacts_list', query: `external_ref=${marker}` },
-  });
-  const created = await t.call('contacts_create', {
-    body: { managing_account: primary, consuming_account: primary, external_ref: marker, ...CONTACT_FIELDS },
-  });
-  const contact = idOf(created.body);
-  if (created.status !== 201 || contact === undefined) {
-    t.suite.ledger.removed(contactSeq);
-    if (created.status === 400)
-      t.inconclusive(`the exchange refused the suite's contact: ${created.text.slice(0, 200)}`);
-    t.must(false, `creating a contact answered ${created.status}, not 201: ${created.text.slice(0, 200)}`);
-    return t.inconclusive('without the contact nothing else could be judged');
-  }
-  t.suite.ledger.created(contactSeq, contact);
-  const seq = t.suite.ledger.intend({
-    destroy: 'role_assignments_destroy',
-    role: 'primary',
-    marker,
-    find: { list: 'role_assignments_list', query: `contact=${encodeURIComponent(contact)}` },
-  });
-  const assigned = await t.call('role_assignments_create', { body: { contact, role: role.id } });
-  const assignment = idOf(assigned.body);
-  if (assigned.status !== 201 || assignment === undefined) {
-    t.suite.ledger.removed(seq);
-    if (assigned.status === 400)
-      t.inconclusive(
-        `the exchange refused to give the suite's contact the role ${show(role.name)}: ${assigned.text.slice(0, 200)}`,
-      );
-    t.must(false, `a role assignment answered ${assigned.status}, not 201: ${assigned.text.slice(0, 200)}`);
-    return t.inconclusive('without the role assignment nothing else could be judged');
-  }
-  t.suite.ledger.created(seq, assignment);
-  return { contact, assignment, role: String(role.id), contactSeq, seq };
 }
 
 /**

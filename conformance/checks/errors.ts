@@ -1,10 +1,10 @@
 import type { Refusal } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from './collections';
-import { hasProblemType, problemTypeOf } from './connections';
-import { contactInRole } from './dependencies';
-import { cleanUp } from './lifecycle';
-import { idOf, isItem, show } from './orders';
+import { wholeList } from '../steps/whole-lists';
+import { hasProblemType, problemTypeOf } from '../steps/problems';
+import { contactInRole } from '../steps/contacts';
+import { cleanUp } from '../steps/cleanup';
+import { idOf, isItem, show } from '../steps/items';
 
 /** Errors are problem documents everywhere, even where no operation matched. */
 export const ERROR_CHECKS: CheckDefinition[] = [

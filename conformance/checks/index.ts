@@ -2,6 +2,9 @@ import type { OpenApiDocument } from '../../spec';
 import { specOperations } from '../../spec';
 import type { CheckDefinition } from '../runner';
 import { AUTH_CHECKS, tokenRequiredChecks } from './auth';
+import { CHANGE_CHECK, EARLY_REQUEST_CHECK } from './circuit-changes';
+import { CIRCUIT_CONFIG_CHECKS } from './circuit-configs';
+import { CIRCUIT_RULE_CHECKS } from './circuit-rules';
 import { CIRCUIT_CHECKS, CIRCUIT_READ_CHECKS } from './circuits';
 import { CLIENT_CHECKS, CLIENT_READ_CHECKS } from './clients';
 import { collectionChecks } from './collections';
@@ -49,6 +52,10 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...CONFIG_CHECKS,
     ...SESSION_CHECKS,
     ...CIRCUIT_CHECKS,
+    ...CIRCUIT_RULE_CHECKS,
+    EARLY_REQUEST_CHECK,
+    ...CIRCUIT_CONFIG_CHECKS,
+    CHANGE_CHECK,
     ...DEPENDENCY_CHECKS,
     // Last: they judge every 400 and every 429 the run met.
     ...PROPERTIES_CHECKS,

@@ -1,28 +1,11 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import { listOperations, wholeCollection, wholeList } from './collections';
+import { listOperations } from '../steps/list-operations';
+import { wholeCollection, wholeList } from '../steps/whole-lists';
+import { sensitiveOfSchemas, isZero } from '../steps/redaction';
 
 const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
 
 type Item = Record<string, unknown>;
-
-/** Properties the judged document marks sensitive in the schemas whose names match. */
-export function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
-  const schemas = t.suite.document.components.schemas as Record<
-    string,
-    { properties?: Record<string, { 'x-sensitive'?: boolean }> }
-  >;
-  const found = new Set<string>();
-  for (const [name, schema] of Object.entries(schemas)) {
-    if (!names.test(name)) continue;
-    for (const [property, definition] of Object.entries(schema.properties ?? {}))
-      if (definition['x-sensitive'] === true) found.add(property);
-  }
-  return found;
-}
-
-/** Absent, null or the zero value a redacted required property takes. */
-export const isZero = (value: unknown) =>
-  value === null || value === undefined || value === '' || value === 0 || value === false;
 
 /** Redaction rules hold only where the judged revision marks account properties sensitive. */
 const redacts = (t: CheckContext) => t.suite.sensitive.has('legal_name');

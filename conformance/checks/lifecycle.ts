@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckContext, CheckDefinition } from '../runner';
-import type { Role } from '../suite';
-import { readWhole, wholeList } from './collections';
-
-/** The address of the accounts the suite creates. */
-export const ACCOUNT_ADDRESS = {
-  country: 'DE',
-  locality: 'Berlin',
-  postal_code: '10115',
-  street_address: 'Conformance Str. 1',
-};
+import { wholeList } from '../steps/whole-lists';
+import { cleanUp } from '../steps/cleanup';
+import { waitFor } from '../steps/waiting';
+import { ACCOUNT_ADDRESS } from '../steps/accounts';
 
 /** Creates a resource through an operation, writing it into the ledger first. */
 async function create(
@@ -33,90 +27,6 @@ async function create(
   const resource = response.body as Record<string, unknown>;
   t.suite.ledger.created(seq, String(resource.id));
   return resource;
-}
-
-/**
- * Removes everything the ledger still lists, newest first; a second pass retries what was in use.
- * What the checks share stays unless `shared` is set (at the end of a run, and by `cleanup`).
- */
-export async function cleanUp(t: CheckContext, shared = false): Promise<void> {
-  for (let pass = 0; pass < 2; pass += 1) {
-    for (const entry of t.suite.ledger.outstanding(shared)) {
-      const ids = entry.id ? [entry.id] : [];
-      if (!entry.id && entry.find) {
-        // Cleaning up judges nothing: whatever the list answers, what it holds is removed.
-        const found = await readWhole(t, entry.find.list, { query: entry.find.query, role: entry.role });
-        ids.push(...found.items.map((item) => String(item.id)));
-      }
-      let done = true;
-      for (const id of ids) {
-        const response = await t.send({
-          method: t.suite.operation(entry.destroy).method,
-          path: t.path(entry.destroy, { id }),
-          token: await t.token(entry.role),
-        });
-        if (![200, 202, 404].includes(response.status)) done = false;
-      }
-      if (done) t.suite.ledger.removed(entry.seq);
-    }
-  }
-}
-
-/** States a resource has left for good once it reached one of the listed later states. */
-const ENDS: Record<string, readonly string[]> = {
-  // Decommissioned or cancelled resources are only archived; provisioning does not come back.
-  decommissioned: [
-    'requested',
-    'allocated',
-    'testing',
-    'scheduled',
-    'production',
-    'production_change_pending',
-    'decommission_requested',
-  ],
-  cancelled: ['requested', 'allocated', 'testing', 'scheduled', 'production', 'production_change_pending'],
-};
-
-/**
- * Whether a state seen after another goes against the lifecycle: nothing follows archived, and a
- * decommissioned or cancelled resource does not go back to being provisioned. Polling can
- * miss states in between, so only steps that no path of the lifecycle allows are refused.
- */
-export function stateStepProblem(from: string, to: string): string | undefined {
-  if (from === to) return undefined;
-  if (from === 'archived') return `went from archived to ${to}; nothing follows archived`;
-  if (ENDS[from]?.includes(to)) return `went back from ${from} to ${to}`;
-  return undefined;
-}
-
-/**
- * Polls a resource until `arrived` holds, holding every change of state it sees to the lifecycle.
- * Without `withinMs` it waits as long as the check's deadline allows (which ends it as TIMEOUT);
- * with it, it gives up after that long and answers undefined.
- */
-export async function waitFor(
-  t: CheckContext,
-  read: string,
-  id: string,
-  arrived: (body: Record<string, unknown>) => boolean,
-  withinMs?: number,
-  role: Role = 'primary',
-): Promise<Record<string, unknown> | undefined> {
-  const until = withinMs === undefined ? Infinity : Date.now() + withinMs;
-  let previous: string | undefined;
-  for (;;) {
-    const response = await t.call(read, { id, role });
-    const body = response.body as Record<string, unknown>;
-    const state = response.status === 200 && typeof body?.state === 'string' ? body.state : undefined;
-    if (state && previous) {
-      const problem = stateStepProblem(previous, state);
-      t.must(problem === undefined, `${id} ${problem}`);
-    }
-    previous = state ?? previous;
-    if (response.status === 200 && arrived(body)) return body;
-    if (Date.now() >= until) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 /** Checks that create resources of their own (profile `full`); they clean up after themselves. */

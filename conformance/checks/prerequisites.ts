@@ -1,8 +1,10 @@
 import type { CheckContext, CheckDefinition } from '../runner';
 import type { Role } from '../suite';
-import { wholeList } from './collections';
-import { GOING } from './connections';
-import { CONFIGS, exchangeLans, handoverNetworks, liveAccess, orderConfig, registerMac } from './configs';
+import { wholeList } from '../steps/whole-lists';
+import { GOING } from '../steps/subjects';
+import { registerMac } from '../steps/macs';
+import { CONFIGS, orderConfig } from '../steps/exchange-lan-configs';
+import { exchangeLans, handoverNetworks, liveAccess } from '../steps/exchange-lans';
 import {
   liveConnections,
   orderRule,
@@ -10,11 +12,13 @@ import {
   privateService,
   SERVICES,
   serviceOfferings,
-} from './circuit-orders';
-import { ACCOUNT_ADDRESS, waitFor } from './lifecycle';
-import type { Item } from './orders';
-import { idOf, isItem, newMarker, orderableNow, orderConnection } from './orders';
-import { addressesOf, sessionOrder } from './sessions';
+} from '../steps/circuit-orders';
+import { ACCOUNT_ADDRESS } from '../steps/accounts';
+import { waitFor } from '../steps/waiting';
+import type { Item } from '../steps/items';
+import { orderableNow, orderConnection } from '../steps/connection-orders';
+import { idOf, isItem, newMarker } from '../steps/items';
+import { addressesOf, sessionOrder } from '../steps/sessions';
 
 /**
  * What the full profile provisions before its checks, so that each has something to judge: an

@@ -1,11 +1,14 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from './collections';
-import type { Readable } from './connections';
-import { hasProblemType, problemTypeOf } from './connections';
-import { allocated, conflictNames, liveConfig, ORDERING_CONFIGS } from './configs';
-import { cleanUp, waitFor } from './lifecycle';
-import type { Item } from './orders';
-import { change, current, idOf, isItem, newMarker, roleCover, show } from './orders';
+import { wholeList } from '../steps/whole-lists';
+import type { Readable } from '../steps/subjects';
+import { hasProblemType, problemTypeOf, conflictNames } from '../steps/problems';
+import { liveConfig, ORDERING_CONFIGS } from '../steps/exchange-lan-configs';
+import { waitFor } from '../steps/waiting';
+import { cleanUp } from '../steps/cleanup';
+import type { Item } from '../steps/items';
+import { change } from '../steps/changes';
+import { current, idOf, newMarker, show } from '../steps/items';
+import { sessionOrder, addressesOf, strings } from '../steps/sessions';
 
 /**
  * Checks that order a route-server session (a network feature config of type route_server) on
@@ -19,11 +22,6 @@ const DESTROY = 'network_feature_configs_destroy';
 const PATCH = 'network_feature_configs_partial_update';
 
 const FAMILIES = { 4: 'af_inet', 6: 'af_inet6' } as const;
-
-/** An AS-SET in the form route servers take; the suite's own, naming nothing real. */
-const AS_SET = 'AS-CONFORMANCE';
-
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
 /** A route server of the exchange LAN and an address of the config in a family it speaks. */
 async function routeServerFor(
@@ -45,48 +43,6 @@ async function routeServerFor(
   return t.inconclusive(
     `no route server of ${String(service.id)} speaks a family of the config's addresses and offers a session type`,
   );
-}
-
-/**
- * The order of a session of the primary account's with route server `feature`, for `config` on its
- * address `ip`, with its own contacts in the roles the route server requires.
- */
-export async function sessionOrder(t: CheckContext, feature: Item, config: Item, ip: Item): Promise<Item> {
-  const required = strings(feature.nfc_required_contact_roles);
-  const roles =
-    (await roleCover(t))(required) ??
-    t.inconclusive(
-      `the primary account's role assignments do not cover the roles ${required.join(', ')} that sessions with ${String(feature.id)} need`,
-    );
-  const spoken = strings(feature.address_families);
-  const primary = (await t.session()).accountId;
-  return {
-    type: 'route_server',
-    network_feature: feature.id,
-    network_service_config: config.id,
-    managing_account: primary,
-    consuming_account: primary,
-    billing_account: primary,
-    role_assignments: roles,
-    asn: (config.asns as unknown[])[0],
-    session_mode: feature.session_mode,
-    bgp_session_type: strings(feature.available_bgp_session_types)[0],
-    ip: ip.id,
-    ...(spoken.includes('af_inet') ? { as_set_v4: AS_SET } : {}),
-    ...(spoken.includes('af_inet6') ? { as_set_v6: AS_SET } : {}),
-  };
-}
-
-/** The readable addresses of a config. */
-export async function addressesOf(t: CheckContext, id: string): Promise<Item[]> {
-  const { config, listed } = await allocated(t, id);
-  const ids = [...new Set([...strings(config.ips), ...listed.map((ip) => String(ip.id))])];
-  const addresses: Item[] = [];
-  for (const ipId of ids) {
-    const response = await t.call('ips_read', { id: ipId });
-    if (response.status === 200 && isItem(response.body)) addresses.push(response.body);
-  }
-  return addresses;
 }
 
 /** What ordering a session needs besides what ordering its config does. */

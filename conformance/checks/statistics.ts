@@ -1,10 +1,9 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from './collections';
-import { hasProblemType, problemTypeOf } from './connections';
-import type { Item } from './orders';
-import { isItem, show } from './orders';
-import { propertyNames } from './statuses';
+import { wholeList } from '../steps/whole-lists';
+import { hasProblemType, problemTypeOf, propertyNames } from '../steps/problems';
+import type { Item } from '../steps/items';
+import { isItem, show } from '../steps/items';
 
 /**
  * Traffic statistics of a connection the primary account has: read-only, so they run in every

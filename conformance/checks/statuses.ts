@@ -1,8 +1,9 @@
 import type { OpenApiDocument } from '../../spec';
 import { specOperations } from '../../spec';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { listOperations } from './collections';
-import { cleanUp } from './lifecycle';
+import { listOperations } from '../steps/list-operations';
+import { cleanUp } from '../steps/cleanup';
+import { propertyNames } from '../steps/problems';
 
 const UNKNOWN_ID = 'conformance-no-such-id';
 const WITH_BODY = new Set(['post', 'put', 'patch']);
@@ -63,12 +64,6 @@ function notFoundChecks(document: OpenApiDocument): CheckDefinition[] {
       };
     });
 }
-
-/** The names a validation problem lists. */
-export const propertyNames = (body: unknown): string[] =>
-  ((body as { properties?: Array<{ name?: unknown }> } | undefined)?.properties ?? []).map((p) =>
-    String(p.name),
-  );
 
 /**
  * Creating from an empty body is a 400 naming what is missing. Mutating: a server that wrongly

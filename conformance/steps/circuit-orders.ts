@@ -1,14 +1,16 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext } from '../runner';
 import type { Role } from '../suite';
-import { wholeList } from './collections';
-import type { Cancellable, Readable } from './connections';
-import { hasProblemType, problemTypeOf, validationRefusal } from './connections';
-import { handoverNetworks, tagged, vlanConfigFor } from './configs';
-import { isZero, sensitiveOfSchemas } from './isolation';
-import { cleanUp } from './lifecycle';
-import type { Item } from './orders';
-import { idOf, isItem, newMarker, orderableNow, roleCover } from './orders';
+import { wholeList } from './whole-lists';
+import type { Cancellable, Readable } from './subjects';
+import { hasProblemType, problemTypeOf, validationRefusal } from './problems';
+import { handoverNetworks, tagged, vlanConfigFor } from './exchange-lans';
+import { isZero, sensitiveOfSchemas } from './redaction';
+import { cleanUp } from './cleanup';
+import type { Item } from './items';
+import { orderableNow } from './connection-orders';
+import { roleCover } from './contacts';
+import { idOf, isItem, newMarker } from './items';
 
 /**
  * What the checks of virtual circuits share: the operations they call, and how they order services,

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import { letter } from '../../conformance/checks/orders';
+import { letter } from '../../conformance/steps/letters-of-authorisation';
 import type { Fault } from '../../conformance/selftest/faults';
 import { CONNECTION_FAULTS, createConnectionFaults } from '../../conformance/selftest/connection-faults';
 import { FAULT_IDS } from '../../conformance/selftest/faults';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { allChecks, uncoveredOperations } from '../../conformance/checks';
-import { positionProblems } from '../../conformance/checks/collections';
-import { stateStepProblem } from '../../conformance/checks/lifecycle';
+import { positionProblems } from '../../conformance/steps/whole-lists';
+import { stateStepProblem } from '../../conformance/steps/waiting';
 import { CHECKS_DOCUMENT, renderChecksDocument } from '../../conformance/document';
 import { loadSpec } from '../../spec';
 
