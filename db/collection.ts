@@ -85,6 +85,10 @@ export const VALIDITY_FILTERS: Record<string, FilterSql> = {
     `(t.valid_not_after IS NULL OR t.valid_not_after >= ${params.bind(new Date(String(value)))})`,
 };
 
+/** A stored instant (a Date, or text the database gave) as ISO 8601, or null. */
+export const instantOrNull = (value: unknown): string | null =>
+  value === null || value === undefined ? null : new Date(value as string | Date).toISOString();
+
 /** A stored instant as RFC 3339, or null. */
 export const instantOf = (value: unknown) => (value instanceof Date ? value.toISOString() : (value ?? null));
 

@@ -3,7 +3,7 @@ import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../domain/co
 import type { ConfigOrder, ConfigOrderFacts, JoiningRule } from '../domain/network-service-configs';
 import type { State } from '../domain/states';
 import { ENDED_STATES } from '../domain/states';
-import { numberOrNull, sqlOf } from './collection';
+import { instantOrNull, numberOrNull, sqlOf } from './collection';
 import { orderAccountsOf } from './order-accounts';
 
 /**
@@ -89,8 +89,6 @@ export async function configOrderFacts(
         },
       )
     : [];
-  const instant = (value: unknown) =>
-    value === null || value === undefined ? null : new Date(value as string).toISOString();
   return {
     service: service && {
       id: service.id as string,
@@ -127,8 +125,8 @@ export async function configOrderFacts(
       type: offering.type as string,
       bandwidth_min: numberOrNull(offering.bandwidth_min),
       bandwidth_max: numberOrNull(offering.bandwidth_max),
-      orderable_not_before: instant(offering.orderable_not_before),
-      orderable_not_after: instant(offering.orderable_not_after),
+      orderable_not_before: instantOrNull(offering.orderable_not_before),
+      orderable_not_after: instantOrNull(offering.orderable_not_after),
     },
     assignedRoles: roles.map((r) => r.role),
     knownAssignments: new Set(roles.map((r) => r.id)),

@@ -12,8 +12,8 @@ import type { State } from '../../domain/states';
 import { ENDED_STATES, GOING_STATES, isGoing, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { newId } from '../../domain/ids';
-import type { OrderAccountProperty, OrderAccounts } from '../../domain/order-accounts';
-import { orderAccountsOf } from '../order-accounts';
+import type { OrderAccountProperty } from '../../domain/order-accounts';
+import { connectionOrderFacts, orderedOffering } from '../connection-order-facts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from '../allocation/ports';
@@ -81,10 +81,6 @@ export interface OrderedOffering extends ConnectionOffering {
   handover_pop: string | null;
   handover_metro_area_network: string;
 }
-
-/** A stored instant as ISO 8601, or null. */
-const instant = (value: unknown): string | null =>
-  value === null || value === undefined ? null : new Date(value as string | Date).toISOString();
 
 export { provisioningWorkflowId };
 
@@ -254,54 +250,14 @@ export function createConnectionRepository(deps: {
   }
 
   return {
-    /** The offering an order names, when it exists, with the facts the order rules need. */
-    async offering(id: string): Promise<OrderedOffering | undefined> {
-      const [row] = await select<Record<string, unknown>>('SELECT * FROM product_offerings WHERE id = :id', {
-        id,
-      });
-      if (!row) return undefined;
-      return {
-        id: row.id as string,
-        type: row.type as string,
-        cross_connect_initiator: (row.cross_connect_initiator as CrossConnectInitiator | null) ?? null,
-        maximum_port_quantity: row.maximum_port_quantity === null ? null : Number(row.maximum_port_quantity),
-        required_contact_roles: row.required_contact_roles
-          ? (JSON.parse(row.required_contact_roles as string) as string[])
-          : [],
-        orderable_not_before: instant(row.orderable_not_before),
-        orderable_not_after: instant(row.orderable_not_after),
-        physical_port_speed: Number(row.physical_port_speed),
-        handover_pop: (row.handover_pop as string | null) ?? null,
-        handover_metro_area_network: row.handover_metro_area_network as string,
-      };
-    },
+    /** The offering an order names, when it exists (db/connection-order-facts.ts). */
+    offering: (id: string) => orderedOffering(sequelize, id),
 
-    /**
-     * What the order rules need to know about an order's role assignments and accounts:
-     * the roles given by the assignments the caller's accounts hold (others count as unknown).
-     */
-    async orderFacts(
+    /** What the order rules need to know of an order's role assignments and accounts. */
+    orderFacts: (
       input: Pick<NewConnection, 'role_assignments' | OrderAccountProperty>,
       accounts: readonly string[],
-    ): Promise<{ roles: Map<string, string>; accounts: OrderAccounts; maxLagMembers: number }> {
-      const assignments = input.role_assignments.length
-        ? await select<{ id: string; role: string }>(
-            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
-             WHERE ra.id IN (:ids) AND (c.managing_account IN (:accounts) OR c.consuming_account IN (:accounts))`,
-            { ids: input.role_assignments, accounts: accounts.length ? accounts : [''] },
-          )
-        : [];
-      const orderAccounts = await orderAccountsOf(sequelize, input);
-      const [lag] = await select<{ max_lag: number | null }>(
-        'SELECT MIN(max_lag) AS max_lag FROM devices',
-        {},
-      );
-      return {
-        roles: new Map(assignments.map((a) => [a.id, a.role])),
-        accounts: orderAccounts,
-        maxLagMembers: Number(lag?.max_lag ?? 8),
-      };
-    },
+    ) => connectionOrderFacts(sequelize, input, accounts),
 
     /**
      * Stores a new connection with its ports allocated, its event and the outbox row that starts

@@ -8,18 +8,15 @@ import type {
   CurrentService,
   OrderableServiceType,
   ServiceEnd,
-  ServiceOffering,
   ServiceOrder,
-  ServiceOrderFacts,
 } from '../../domain/network-services';
 import { missingEnds, SERVICE_GOING, shapedOrder } from '../../domain/network-services';
 import type { State } from '../../domain/states';
 import { isLive, transition } from '../../domain/states';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
-import { accountSeenBy } from '../visibility';
 import { networkServices } from '../network-services-collection';
-import { orderAccountsOf } from '../order-accounts';
+import { serviceOffering, serviceOrderFacts } from '../service-order-facts';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
@@ -105,30 +102,6 @@ export function serviceProvisioningStart(service: { id: string; managing_account
 /** Contact roles the configs of customer-ordered services need. */
 export const ORDERED_SERVICE_CONTACT_ROLES = ['role-noc'];
 
-const instant = (value: unknown) =>
-  value === null || value === undefined ? null : new Date(value as string).toISOString();
-
-function offeringOf(row: Record<string, unknown> | undefined): ServiceOffering | undefined {
-  if (!row) return undefined;
-  return {
-    id: row.id as string,
-    type: row.type as string,
-    resource_type: row.resource_type as string,
-    handover_metro_area_network: (row.handover_metro_area_network as string | null) ?? null,
-    service_metro_area_network: (row.service_metro_area_network as string | null) ?? null,
-    service_provider: row.service_provider as string,
-    bandwidth_min: numberOrNull(row.bandwidth_min),
-    bandwidth_max: numberOrNull(row.bandwidth_max),
-    upgrade_allowed: Boolean(Number(row.upgrade_allowed)),
-    downgrade_allowed: Boolean(Number(row.downgrade_allowed)),
-    orderable_not_before: instant(row.orderable_not_before),
-    orderable_not_after: instant(row.orderable_not_after),
-    diversity: numberOrNull(row.diversity),
-    service_provider_workflow: (row.service_provider_workflow as string | null) ?? null,
-    cloud_key_pattern: (row.cloud_key_pattern as string | null) ?? null,
-  };
-}
-
 export function createNetworkServiceRepository(deps: {
   sequelize: Sequelize;
   events: EventRepository;
@@ -182,17 +155,7 @@ export function createNetworkServiceRepository(deps: {
       await events.appendFor(event, [joining, joining], transaction);
   };
 
-  const findOffering = async (id: string, transaction?: Transaction) => {
-    const [row] = await select<Record<string, unknown>>(
-      `SELECT id, type, resource_type, handover_metro_area_network, service_metro_area_network, service_provider,
-         bandwidth_min, bandwidth_max, upgrade_allowed, downgrade_allowed, orderable_not_before,
-         orderable_not_after, diversity, service_provider_workflow, cloud_key_pattern
-       FROM product_offerings WHERE id = :id`,
-      { id },
-      transaction,
-    );
-    return offeringOf(row);
-  };
+  const findOffering = (id: string, transaction?: Transaction) => serviceOffering(sequelize, id, transaction);
 
   const orderOfRow = (row: Record<string, unknown>): ServiceOrder =>
     shapedOrder({
@@ -293,19 +256,8 @@ export function createNetworkServiceRepository(deps: {
     },
 
     /** The rules' view of an order: its offering, its B side's account, whether billing can pay. */
-    async orderFacts(order: ServiceOrder, now: Date, scope: Scope): Promise<ServiceOrderFacts> {
-      const offering = order.product_offering ? await findOffering(order.product_offering) : undefined;
-      const joining = order.joining_member_account
-        ? await accountSeenBy(sequelize, order.joining_member_account, scope)
-        : undefined;
-      const orderAccounts = await orderAccountsOf(sequelize, order);
-      return {
-        offering,
-        joiningAccount: joining,
-        accounts: orderAccounts,
-        now,
-      };
-    },
+    orderFacts: (order: ServiceOrder, now: Date, scope: Scope) =>
+      serviceOrderFacts(sequelize, order, now, scope),
 
     /** The stored service as an order, with its offering and state, and its open change request. */
     async current(id: string): Promise<(CurrentService & { changeRequest?: ChangeRequest }) | undefined> {
