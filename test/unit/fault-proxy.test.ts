@@ -158,6 +158,14 @@ function fakeUpstream(req: IncomingMessage, res: ServerResponse, raw: Buffer) {
     const found = THINGS.find((t) => t.id === thing[1] && t.managing_account === caller);
     return found ? send(200, found) : send(404, problem(404, 'not-found', 'No such thing.'));
   }
+  // The event log of the caller's things, narrowed to one thing by `resource`.
+  if (req.method === 'GET' && path === '/events') {
+    const resource = query.get('resource');
+    const events = THINGS.filter((t) => t.managing_account === caller)
+      .map((t, index) => ({ serial: index + 1, type: 'thing.created', payload: { thing: t } }))
+      .filter((event) => resource === null || event.payload.thing.id === resource);
+    return send(200, events);
+  }
   if (req.method === 'GET' && path === '/network-services') {
     return send(200, [
       { id: 'ns-1', managing_account: 'acc-0', consuming_account: 'acc-0', external_ref: null },
@@ -229,6 +237,7 @@ const SCRIPT: Step[] = [
   { method: 'GET', path: '/network-services', token: 'B1' },
   { method: 'DELETE', path: '/things/nope', token: 'A1' },
   { method: 'PATCH', path: '/accounts/acc-2', token: 'A1', body: {} },
+  { method: 'GET', path: '/events?resource=t1', token: 'A1' },
 ];
 const LOGIN = 0;
 const HEALTH = 7;
