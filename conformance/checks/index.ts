@@ -19,6 +19,7 @@ import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
 import { LIMIT_CHECKS } from './limits';
 import { ORDER_CHECKS } from './orders';
+import { SERVICE_DEPENDENCY_CHECKS } from './service-dependencies';
 import { SESSION_CHECKS } from './sessions';
 import { STATISTICS_CHECKS } from './statistics';
 import { statusChecks } from './statuses';
@@ -57,6 +58,7 @@ export function allChecks(document: OpenApiDocument): CheckDefinition[] {
     ...CIRCUIT_CONFIG_CHECKS,
     CHANGE_CHECK,
     ...DEPENDENCY_CHECKS,
+    ...SERVICE_DEPENDENCY_CHECKS,
     // Last: they judge every 400 and every 429 the run met.
     ...PROPERTIES_CHECKS,
     ...LIMIT_CHECKS,

@@ -149,3 +149,43 @@ export const isItem = (value: unknown): value is Item =>
 /** A scalar property as text (ids and names), or undefined. */
 export const scalar = (value: unknown): string | undefined =>
   typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+
+export const isSuccess = (res: ProxiedResponse) => res.status >= 200 && res.status < 300;
+
+/** The items of a list answer (a JSON array to a GET), or undefined for anything else. */
+export function listItems(
+  res: ProxiedResponse,
+  req: ProxiedRequest,
+  statuses = [200, 206],
+): unknown[] | undefined {
+  if (req.method !== 'GET' || !statuses.includes(res.status)) return undefined;
+  const body = readJson(res);
+  return Array.isArray(body) ? body : undefined;
+}
+
+/** Applies `edit` to every top-level object of a JSON success body (the body or its items). */
+export function editReadObjects(
+  res: ProxiedResponse,
+  req: ProxiedRequest,
+  edit: (item: Item) => Item | undefined,
+): ProxiedResponse {
+  if (req.method !== 'GET' || !isSuccess(res)) return res;
+  const body = readJson(res);
+  let changed = false;
+  const apply = (value: unknown): unknown => {
+    if (!isItem(value)) return value;
+    const edited = edit(value);
+    if (edited === undefined) return value;
+    changed = true;
+    return edited;
+  };
+  const result = Array.isArray(body) ? body.map(apply) : apply(body);
+  return changed ? withJson(res, result) : res;
+}
+
+/** The ids an `id` filter asks for, comma-separated or repeated. */
+export const idsAskedFor = (query: URLSearchParams): string[] =>
+  query
+    .getAll('id')
+    .flatMap((value) => value.split(','))
+    .filter(Boolean);

@@ -1,3 +1,6 @@
+/**
+ * What the suite writes into the accounts it creates.
+ */
 /** The address of the accounts the suite creates. */
 export const ACCOUNT_ADDRESS = {
   country: 'DE',

@@ -2,6 +2,11 @@ import type { CheckContext } from '../runner';
 import { validationRefusal } from './problems';
 import { today, isDay, addDays } from './days';
 
+/**
+ * Cancellation policies: reading one, and holding a resource's policy and its refusals of
+ * malformed days to the document.
+ */
+
 export interface Policy {
   decommission_at: string;
   charged_until: string;

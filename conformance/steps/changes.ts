@@ -10,6 +10,11 @@ import type { Item } from './items';
 import { isItem, show, current } from './items';
 
 /**
+ * Changing and cancelling a resource of the suite's own as a customer does, and the changes that
+ * must be refused.
+ */
+
+/**
  * Changes a resource and holds the answer to the document: 202 with the resource, and the values
  * sent show on reading it (at once or once the change is carried out).
  */

@@ -2,6 +2,10 @@ import type { CheckContext } from '../runner';
 import { readWhole } from './whole-lists';
 
 /**
+ * Removing what the ledger lists, through the public API.
+ */
+
+/**
  * Removes everything the ledger still lists, newest first; a second pass retries what was in use.
  * What the checks share stays unless `shared` is set (at the end of a run, and by `cleanup`).
  */

@@ -6,6 +6,11 @@ import type { Item } from './items';
 import { isItem, idOf, newMarker } from './items';
 import { roleCover } from './contacts';
 
+/**
+ * Ordering a connection of the suite's own from the offering quickest to provision and to give
+ * back.
+ */
+
 /** What ordering a connection needs besides the operation under test. */
 export const ORDERING = [
   'connections_create',

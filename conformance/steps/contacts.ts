@@ -6,6 +6,11 @@ import type { Item } from './items';
 import { idOf, newMarker, show } from './items';
 
 /**
+ * Contacts in roles: the role assignments an order names, and contacts of the suite's own in a
+ * role.
+ */
+
+/**
  * What picks, for a list of roles, role assignments of the account `role` acts as (the primary
  * one by default) that hold them (its own contacts' first); it answers undefined when a role has
  * no holder.

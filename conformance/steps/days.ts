@@ -1,3 +1,6 @@
+/**
+ * Calendar days as IX-API writes them.
+ */
 /** A calendar day as IX-API writes dates (YYYY-MM-DD, UTC). */
 export const dayOf = (date: Date): string => date.toISOString().slice(0, 10);
 export const today = (): string => dayOf(new Date());

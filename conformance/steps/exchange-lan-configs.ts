@@ -8,6 +8,10 @@ import { current, idOf, isItem, newMarker } from './items';
 import type { Access } from './exchange-lans';
 import { liveAccess, vlanConfigFor } from './exchange-lans';
 
+/**
+ * Ordering exchange-LAN access of the suite's own, and reading back what the exchange allocated.
+ */
+
 export const CONFIGS: Cancellable = {
   noun: 'network service config',
   read: 'network_service_configs_read',

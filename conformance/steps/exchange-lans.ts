@@ -2,6 +2,10 @@ import type { CheckContext } from '../runner';
 import { wholeList } from './whole-lists';
 import type { Item } from './items';
 
+/**
+ * Finding exchange LANs and connections of the primary account in production to order access on.
+ */
+
 export interface Access {
   /** The exchange LAN, as the primary account sees it. */
   service: Item;

@@ -2,6 +2,10 @@ import type { CheckContext } from '../runner';
 import { readWhole } from './whole-lists';
 
 /**
+ * What GET /extensions announces.
+ */
+
+/**
  * Whether the server announces an extension named `name` in GET /extensions (read once per run);
  * ends the check as NOT_APPLICABLE when it does not, and INCONCLUSIVE when the list cannot be read.
  */

@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { CheckContext } from '../runner';
 import type { Readable } from './subjects';
 
+/**
+ * Resources as plain JSON objects: ids, markers, reading one back, showing a value in a finding.
+ */
+
 export type Item = Record<string, unknown>;
 
 export const isItem = (value: unknown): value is Item =>

@@ -1,6 +1,10 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext } from '../runner';
 
+/**
+ * Letters of authorisation: downloading one and holding it to the document, and a PDF to upload.
+ */
+
 /** Accept header of a client that wants the letter, and a problem if there is none. */
 export const PDF_ACCEPT = { accept: 'application/pdf, application/problem+json, application/json' };
 

@@ -3,6 +3,10 @@ import { operationParameters, specOperations } from '../../spec';
 import { COMMON_PARAMETERS } from '../protocol';
 import { defaultPageLimit } from './whole-lists';
 
+/**
+ * The list operations of the document, with their filters and read operations.
+ */
+
 export interface ListOperation {
   list: string;
   read?: string;

@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { CheckContext } from '../runner';
 import { idOf, newMarker } from './items';
 
+/**
+ * MAC addresses of the suite's own.
+ */
+
 /** A locally administered unicast MAC address nobody else uses. */
 export const randomMac = (): string =>
   ['02', ...[...randomBytes(5)].map((byte) => byte.toString(16).padStart(2, '0'))].join(':');

@@ -2,6 +2,11 @@ import type { HttpResponse } from '../http';
 import type { CheckContext } from '../runner';
 import { isItem } from './items';
 
+/**
+ * Problem documents: their type, the properties a validation error names, the conflicts a refusal
+ * names.
+ */
+
 /** The names a validation problem lists. */
 export const propertyNames = (body: unknown): string[] =>
   ((body as { properties?: Array<{ name?: unknown }> } | undefined)?.properties ?? []).map((p) =>

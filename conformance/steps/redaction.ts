@@ -1,5 +1,9 @@
 import type { CheckContext } from '../runner';
 
+/**
+ * Sensitive properties: which the document marks, and whether a value is zeroed.
+ */
+
 /** Properties the judged document marks sensitive in the schemas whose names match. */
 export function sensitiveOfSchemas(t: CheckContext, names: RegExp): Set<string> {
   const schemas = t.suite.document.components.schemas as Record<

@@ -4,6 +4,10 @@ import type { Item } from './items';
 import { roleCover } from './contacts';
 import { isItem } from './items';
 
+/**
+ * Ordering a route-server session on a config of the suite's own, and the addresses of a config.
+ */
+
 /** An AS-SET in the form route servers take; the suite's own, naming nothing real. */
 export const AS_SET = 'AS-CONFORMANCE';
 

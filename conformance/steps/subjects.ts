@@ -1,3 +1,6 @@
+/**
+ * The kinds of resource checks order, read and cancel, and the states of one that is going.
+ */
 /** A kind of resource as checks that read it back see it. */
 export interface Readable {
   /** What reports call one of them. */

@@ -1,6 +1,11 @@
 import type { CheckContext } from '../runner';
 import type { Role } from '../suite';
 
+/**
+ * Waiting for a resource to reach a state along its lifecycle, holding every state change seen to
+ * it.
+ */
+
 /** States a resource has left for good once it reached one of the listed later states. */
 export const ENDS: Record<string, readonly string[]> = {
   // Decommissioned or cancelled resources are only archived; provisioning does not come back.

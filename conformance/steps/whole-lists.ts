@@ -4,6 +4,11 @@ import { PAGINATION_HEADERS } from '../protocol';
 import type { CheckContext } from '../runner';
 import type { Role } from '../suite';
 
+/**
+ * Reading a list whole: the bare list, or the walk of its pages where the document declares a
+ * default page size.
+ */
+
 type Item = Record<string, unknown>;
 
 /**

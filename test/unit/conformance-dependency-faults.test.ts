@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { configsFollowingProblems, latestDay, waitsForConfigs } from '../../conformance/checks/dependencies';
+import { configsFollowingProblems, latestDay, waitsForConfigs } from '../../conformance/steps/holders';
 import { propertiesProblems } from '../../conformance/checks/errors';
 import { CIRCUIT_FAULTS } from '../../conformance/selftest/circuit-faults';
 import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';

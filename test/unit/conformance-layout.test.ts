@@ -5,6 +5,8 @@ import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../../conformance');
 const CHECKS = path.join(ROOT, 'checks');
+/** The most lines a file of the suite may have: past it, it holds more than one idea. */
+const MAX_LINES = 600;
 
 /** The .ts files under `folder`, as absolute paths. */
 function sourcesIn(folder: string): string[] {
@@ -47,6 +49,14 @@ describe('the layout of the conformance suite', () => {
 
   it('keeps checks apart: a check file imports steps, never another check file', () => {
     assert.deepEqual(checksImportingChecks(files), []);
+  });
+
+  it(`keeps every file at most ${MAX_LINES} lines`, () => {
+    const long = files
+      .map((file) => ({ file, lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+      .filter(({ lines }) => lines > MAX_LINES)
+      .map(({ file, lines }) => `${path.relative(ROOT, file)}: ${lines} lines`);
+    assert.deepEqual(long, []);
   });
 
   it('catches a check file that imports another one', () => {
