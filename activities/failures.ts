@@ -3,7 +3,7 @@ import { DomainError, InvalidTransitionError, NotFoundError } from '../domain/er
 import { cloudFailureType, driverFailureType, FAILURE_TYPES } from '../domain/failures';
 import type { LifecycleEvent, State } from '../domain/states';
 import { TRANSITIONS } from '../domain/states';
-import { CloudProviderError } from '../drivers/cloud-contract';
+import { CloudProviderError } from '../drivers/cloud/contract';
 import { DriverError } from '../drivers/contract';
 
 /**

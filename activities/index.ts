@@ -15,7 +15,7 @@ import { translated } from './failures';
 import { networkFeatureConfigActivities } from './network-feature-configs';
 import { networkServiceConfigActivities } from './network-service-configs';
 import { networkServiceActivities } from './network-services';
-import type { CloudProvider } from '../drivers/cloud-contract';
+import type { CloudProvider } from '../drivers/cloud/contract';
 import type { DeviceDriver } from '../drivers/contract';
 import type { Supervised } from '../drivers/supervision';
 import { trafficActivities } from './traffic';

@@ -4,7 +4,7 @@ import type { StatusEntry } from '../domain/status';
 import { heartbeating } from './device-work';
 import { moveIdempotently, notFound, refused, translated } from './failures';
 import type { ProductionTimer } from './device-work';
-import type { CloudProvider } from '../drivers/cloud-contract';
+import type { CloudProvider } from '../drivers/cloud/contract';
 
 /**
  * Activities of network services: their agenda and lifecycle, and what a cloud service asks of its

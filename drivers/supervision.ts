@@ -1,4 +1,4 @@
-import type { OvsDriver } from './ovs';
+import type { OvsDriver } from './ovs/driver';
 
 /** What one look at a part of the data plane found dead or lost, and brought back. */
 export interface Revival {
@@ -51,7 +51,7 @@ export function ovsFabricSupervision(driver: OvsDriver): Supervised {
 }
 
 /**
- * Route servers' daemons (BIRD, drivers/bird.ts): each route server's started again, with the
+ * Route servers' daemons (BIRD, drivers/bird/driver.ts): each route server's started again, with the
  * configuration it last accepted, when it died. `routeServers` lists the route servers to look at.
  */
 export function routeServerSupervision(

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { createCustomerCircuit } from '../drivers/lab-cloud';
+import { createCustomerCircuit } from '../drivers/cloud/lab-provider';
 import { connectWorkflowStarter } from '../temporal/client';
 import type { Config } from '../config/config';
 import { loadConfigOrExit } from '../config/config';

@@ -17,7 +17,7 @@ import {
   makeTelemetryFilterString,
 } from '@temporalio/worker';
 import { QueryTypes } from 'sequelize';
-import { createLabStore } from '../drivers/lab-store';
+import { createLabStore } from '../drivers/lab/store';
 import type { Database } from '../db';
 import { openDatabase } from '../db';
 import { dropDatabase, ensureDatabase } from '../db/connection';

@@ -18,9 +18,9 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
-import { fabricDevices, fabricRouteServers } from '../drivers/ovs-catalogue';
-import type { FabricDevice, FabricRouteServer } from '../drivers/ovs-fabric';
-import { OvsFabric } from '../drivers/ovs-fabric';
+import { fabricDevices, fabricRouteServers } from '../drivers/ovs/catalogue';
+import type { FabricDevice, FabricRouteServer } from '../drivers/ovs/fabric';
+import { OvsFabric } from '../drivers/ovs/fabric';
 import { ensureLocalSecrets } from './local-secrets';
 
 /** Every device of the catalogue with its ports and network, and the route servers. */

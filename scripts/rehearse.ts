@@ -5,7 +5,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { QueryTypes } from 'sequelize';
-import { createLabStore } from '../drivers/lab-store';
+import { createLabStore } from '../drivers/lab/store';
 import { openDatabase } from '../db';
 import { dropDatabase } from '../db/connection';
 import { provisioningWorkflowId } from '../db/repositories/connection-repository';

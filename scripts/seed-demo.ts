@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
-import { createLabStore } from '../drivers/lab-store';
+import { createLabStore } from '../drivers/lab/store';
 import { seedDemo } from '../db/seed';
 import { DEMO_CREDENTIALS_FILE, readDemoCredentials, writeDemoCredentials } from './demo-credentials';
 import { ensureLocalSecrets } from './local-secrets';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { CircuitRequest, CloudCircuit, CloudProvider } from '../../drivers/cloud-contract';
-import { CloudProviderError } from '../../drivers/cloud-contract';
+import type { CircuitRequest, CloudCircuit, CloudProvider } from '../../drivers/cloud/contract';
+import { CloudProviderError } from '../../drivers/cloud/contract';
 
 /** What the contract tests need of a cloud provider under test. */
 export interface CloudProviderUnderTest {

@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { BirdRouteServers } from '../../drivers/bird';
-import { protocolName } from '../../drivers/bird-config';
-import { coreBridgeName, linkOf, OvsFabric, runProgram } from '../../drivers/ovs-fabric';
+import { BirdRouteServers } from '../../drivers/bird/driver';
+import { protocolName } from '../../drivers/bird/config';
+import { coreBridgeName, linkOf, OvsFabric, runProgram } from '../../drivers/ovs/fabric';
 import { endProcess } from '../../drivers/processes';
-import { catalogueRouteServers, fabricDevices, fabricRouteServers } from '../../drivers/ovs-catalogue';
+import { catalogueRouteServers, fabricDevices, fabricRouteServers } from '../../drivers/ovs/catalogue';
 import { settleConnections } from '../support/connections';
 import { featureConfigWorkflowId } from '../../db/repositories/network-feature-config-repository';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../drivers/lab';
-import { createCustomerCircuit, LabCloudProvider } from '../../drivers/lab-cloud';
+import { LabDriver } from '../../drivers/lab/driver';
+import { createCustomerCircuit, LabCloudProvider } from '../../drivers/cloud/lab-provider';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { configWorkflowId, serviceWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { dayOf } from '../../domain/cancellation';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import type { Connection, NewConnection } from '../../db/repositories/connection-repository';
 import { provisioningWorkflowId } from '../../db/repositories/connection-repository';
 import { UnableToFulfillError } from '../../domain/errors';

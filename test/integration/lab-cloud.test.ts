@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
-import { CloudProviderError } from '../../drivers/cloud-contract';
+import { CloudProviderError } from '../../drivers/cloud/contract';
 import type { CloudProviderUnderTest } from '../contracts/cloud-provider-contract';
 import { describeCloudProviderContract } from '../contracts/cloud-provider-contract';
-import { createCustomerCircuit, LabCloudProvider } from '../../drivers/lab-cloud';
+import { createCustomerCircuit, LabCloudProvider } from '../../drivers/cloud/lab-provider';
 import { DEMO_CLOUD_CIRCUITS, seedDemoCloudCircuits } from '../../db/seed/demo';
 import { runAdmin } from '../support/admin';
 import { stack } from '../support/stack';

@@ -3,7 +3,7 @@ import { QueryTypes } from 'sequelize';
 import type { BgpSession } from '../../drivers/contract';
 import { DriverError } from '../../drivers/contract';
 import { describeDriverContract, sameSpeed } from '../contracts/driver-contract';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import { serviceAttachment } from '../../activities/network-service-configs';
 import { activitiesFor } from '../../worker/create-worker';
 import { settleConnections } from '../support/connections';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import { featureConfigWorkflowId } from '../../db/repositories/network-feature-config-repository';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { settleConnections } from '../support/connections';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { parseAddress, parsePrefix, prefixContains } from '../../domain/ip-addresses';
 import { settleConnections } from '../support/connections';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
 import type { StatusEntry } from '../../domain/status';
-import { LabDriver } from '../../drivers/lab';
-import { LabCloudProvider, createCustomerCircuit } from '../../drivers/lab-cloud';
+import { LabDriver } from '../../drivers/lab/driver';
+import { LabCloudProvider, createCustomerCircuit } from '../../drivers/cloud/lab-provider';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { serviceWorkflowId } from '../../db/repositories/network-service-repository';
 import { settleConnections } from '../support/connections';

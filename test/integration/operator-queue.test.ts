@@ -6,7 +6,7 @@ import type { WaitingResource } from '../../domain/operator-queue';
 import { nextCommand, waitingQuery } from '../../domain/operator-queue';
 import type { WaitingKind } from '../../domain/search-attributes';
 import { WAITING_KINDS } from '../../domain/search-attributes';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import { dimOpticsOnce, settleConnections } from '../support/connections';
 import { login, request } from '../support/http';
 import { runAdmin } from '../support/admin';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { LabCloudProvider } from '../../drivers/lab-cloud';
+import { LabCloudProvider } from '../../drivers/cloud/lab-provider';
 import { configWorkflowId, serviceWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { settleConnections } from '../support/connections';
 import { reaches } from '../support/exchange-lan';

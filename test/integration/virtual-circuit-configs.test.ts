@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { settleConnections } from '../support/connections';
 import { configOrder, deviceOf, orderConnection, propertyNames, reaches } from '../support/exchange-lan';

@@ -1,5 +1,5 @@
 import { QueryTypes } from 'sequelize';
-import { LabDriver } from '../../drivers/lab';
+import { LabDriver } from '../../drivers/lab/driver';
 import { stack } from './stack';
 import { eventually } from './wait';
 

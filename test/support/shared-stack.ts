@@ -9,7 +9,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type mysql from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import { parseKey } from '../../config/config';
-import { createLabStore } from '../../drivers/lab-store';
+import { createLabStore } from '../../drivers/lab/store';
 import type { Database } from '../../db';
 import { openDatabase } from '../../db';
 import { dropDatabase, ensureDatabase, openConnection, parseDatabaseUrl } from '../../db/connection';

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { asFailure, moveIdempotently, notFound } from '../../activities/failures';
 import { InvalidTransitionError, NotFoundError, UnableToFulfillError } from '../../domain/errors';
 import { FAILURE_TYPES } from '../../domain/failures';
-import { CloudProviderError } from '../../drivers/cloud-contract';
+import { CloudProviderError } from '../../drivers/cloud/contract';
 import { DriverError } from '../../drivers/contract';
 
 /** The failure `error` becomes: its type, and whether Temporal may retry it. */

@@ -3,15 +3,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { RouteServerSettings } from '../../drivers/bird-config';
-import { birdConfig, birdString, protocolName, sessionsOfConfig } from '../../drivers/bird-config';
-import { parseProtocols } from '../../drivers/bird-process';
+import type { RouteServerSettings } from '../../drivers/bird/config';
+import { birdConfig, birdString, protocolName, sessionsOfConfig } from '../../drivers/bird/config';
+import { parseProtocols } from '../../drivers/bird/process';
 import type { BgpSession } from '../../drivers/contract';
 import { DriverError } from '../../drivers/contract';
 import { onPath, systemTool } from '../support/system-tools';
 
 /**
- * The BIRD 2 configuration of a route server (drivers/bird-config.ts): one protocol per session in
+ * The BIRD 2 configuration of a route server (drivers/bird/config.ts): one protocol per session in
  * name order, the session's properties on the lines docs/route-servers.md names, names BIRD takes,
  * passwords it can hold; and BIRD itself (`bird -p`) accepts the text, where it is installed.
  */

@@ -5,14 +5,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RouteServerPlacement, SessionState } from '../../drivers/bird';
-import { BirdRouteServers } from '../../drivers/bird';
+import type { RouteServerPlacement, SessionState } from '../../drivers/bird/driver';
+import { BirdRouteServers } from '../../drivers/bird/driver';
 import type { BgpSession } from '../../drivers/contract';
 import { DriverError } from '../../drivers/contract';
 import { cannotRun, onPath } from '../support/system-tools';
 
 /**
- * A real BGP session: the route server's BIRD, run by drivers/bird.ts in one network namespace,
+ * A real BGP session: the route server's BIRD, run by drivers/bird/driver.ts in one network namespace,
  * and a member's BIRD in another, joined by a veth pair. The member announces two documentation
  * prefixes, a private one and the default route; the route server learns the first two only. Then
  * the session's max prefix changes, the session goes, and a killed BIRD comes back with its sessions.

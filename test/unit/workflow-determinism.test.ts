@@ -27,7 +27,7 @@ describe('workflow determinism is enforced by lint', function () {
     ['sequelize', "import { Sequelize } from 'sequelize';"],
     ['the database layer', "import { openDatabase } from '../db';"],
     ['activity values', "import { createActivities } from '../activities';"],
-    ['device drivers', "import { LabDriver } from '../drivers/lab';"],
+    ['device drivers', "import { LabDriver } from '../drivers/lab/driver';"],
     ['the Temporal client', "import { Client } from '@temporalio/client';"],
   ] as const) {
     it(`rejects ${what}`, async () => {

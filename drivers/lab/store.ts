@@ -9,13 +9,13 @@ import type {
   LagConfig,
   OpticsReading,
   ServiceAttachment,
-} from './contract';
-import { DriverError } from './contract';
-import type { DeviceSnapshot } from './intent';
-import { inverseOf } from './intent';
-import type { Counters } from './lab-traffic';
-import { countersOf, octetsBetween, subInterfaceShare, trafficProfile } from './lab-traffic';
-import { addCounters, NO_TRAFFIC, shareOf, subInterfaceOf, unknownCounterName } from './counters';
+} from '../contract';
+import { DriverError } from '../contract';
+import type { DeviceSnapshot } from '../intent';
+import { inverseOf } from '../intent';
+import type { Counters } from './traffic';
+import { countersOf, octetsBetween, subInterfaceShare, trafficProfile } from './traffic';
+import { addCounters, NO_TRAFFIC, shareOf, subInterfaceOf, unknownCounterName } from '../counters';
 
 /** Receive power the lab's optics are specified for, in dBm. */
 export const OPTICS_RX_RANGE = { min: -14, max: 2 } as const;

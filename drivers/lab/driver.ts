@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sequelize } from 'sequelize';
-import { newId } from '../domain/ids';
+import { newId } from '../../domain/ids';
 import type {
   BgpSession,
   Candidate,
@@ -13,11 +13,11 @@ import type {
   LagConfig,
   OpticsReading,
   ServiceAttachment,
-} from './contract';
-import { DriverError } from './contract';
-import { planChanges } from './intent';
-import type { LabFault, LabStore } from './lab-store';
-import { createLabStore } from './lab-store';
+} from '../contract';
+import { DriverError } from '../contract';
+import { planChanges } from '../intent';
+import type { LabFault, LabStore } from './store';
+import { createLabStore } from './store';
 
 export interface LabDriverOptions {
   /** Delay before every device operation, unless the device sets its own (default 0). */

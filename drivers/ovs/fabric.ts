@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { deviceDirectory } from './bird';
-import { BirdProcess } from './bird-process';
-import { endProcess, processRuns } from './processes';
+import { deviceDirectory } from '../bird/driver';
+import { BirdProcess } from '../bird/process';
+import { endProcess, processRuns } from '../processes';
 
 /** What a program run for the fabric answered. */
 export interface ProgramOutput {
@@ -678,7 +678,7 @@ export class OvsFabric {
     };
   }
 
-  /** The BIRD of a route server the fabric placed (drivers/bird.ts runs it in this directory). */
+  /** The BIRD of a route server the fabric placed (drivers/bird/driver.ts runs it in this directory). */
   private birdOf(server: FabricRouteServerLink): BirdProcess {
     return new BirdProcess(path.join(this.birdDir, deviceDirectory(server.feature)), server.namespace);
   }

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes, UniqueConstraintError } from 'sequelize';
-import { newId } from '../domain/ids';
+import { newId } from '../../domain/ids';
 import type {
   CircuitRequest,
   CloudCircuit,
@@ -11,8 +11,8 @@ import type {
   CloudProviderErrorCode,
   CloudVlans,
   HandoverAttachment,
-} from './cloud-contract';
-import { CloudProviderError } from './cloud-contract';
+} from './contract';
+import { CloudProviderError } from './contract';
 
 interface CircuitRow {
   ref: string;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { BgpSession } from './contract';
-import { DriverError } from './contract';
+import type { BgpSession } from '../contract';
+import { DriverError } from '../contract';
 
 /**
  * BIRD 2 configurations of route servers, generated from the route server's own settings and its

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DriverError } from './contract';
-import { endProcess, processRuns } from './processes';
+import { DriverError } from '../contract';
+import { endProcess, processRuns } from '../processes';
 
 /**
  * One BIRD 2 daemon of a route server: started inside the route server's network namespace, with

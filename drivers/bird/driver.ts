@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { newId } from '../domain/ids';
-import type { MaxPrefixAction } from './bird-config';
-import { birdConfig, protocolName, sessionsOfConfig } from './bird-config';
-import type { BirdPrograms, ProtocolState } from './bird-process';
-import { BirdProcess } from './bird-process';
+import { newId } from '../../domain/ids';
+import type { MaxPrefixAction } from './config';
+import { birdConfig, protocolName, sessionsOfConfig } from './config';
+import type { BirdPrograms, ProtocolState } from './process';
+import { BirdProcess } from './process';
 import type {
   BgpSession,
   Candidate,
@@ -18,16 +18,16 @@ import type {
   LagConfig,
   OpticsReading,
   ServiceAttachment,
-} from './contract';
-import { DriverError } from './contract';
-import type { DeviceSnapshot } from './intent';
-import { applyChanges, inverseOf, planChanges } from './intent';
+} from '../contract';
+import { DriverError } from '../contract';
+import type { DeviceSnapshot } from '../intent';
+import { applyChanges, inverseOf, planChanges } from '../intent';
 
 /**
  * Route servers run by BIRD 2, one daemon per route-server device, each in its network namespace
  * with a run directory of its own under `runDir` (docs/route-servers.md). The configuration BIRD
  * runs is the source of truth: sessions are read back from it, and every commit writes it whole.
- * A driver of switches (drivers/ovs.ts) hands its route-server devices to this one.
+ * A driver of switches (drivers/ovs/driver.ts) hands its route-server devices to this one.
  */
 
 /** What a route-server device is to BIRD: where it runs and its own BGP settings. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { newId } from '../domain/ids';
+import { newId } from '../../domain/ids';
 import type {
   BgpSession,
   Candidate,
@@ -12,14 +12,14 @@ import type {
   LagConfig,
   OpticsReading,
   ServiceAttachment,
-} from './contract';
-import { DriverError } from './contract';
-import type { Counters } from './counters';
-import { addCounters, NO_TRAFFIC, subInterfaceOf, unknownCounterName } from './counters';
-import type { DeviceSnapshot } from './intent';
-import { applyChanges, inverseOf, planChanges } from './intent';
-import type { OvsFabric } from './ovs-fabric';
-import { EXTERNAL_IDS, ProgramError, runProgram } from './ovs-fabric';
+} from '../contract';
+import { DriverError } from '../contract';
+import type { Counters } from '../counters';
+import { addCounters, NO_TRAFFIC, subInterfaceOf, unknownCounterName } from '../counters';
+import type { DeviceSnapshot } from '../intent';
+import { applyChanges, inverseOf, planChanges } from '../intent';
+import type { OvsFabric } from './fabric';
+import { EXTERNAL_IDS, ProgramError, runProgram } from './fabric';
 
 /*
  * How the contract maps onto Open vSwitch (docs/ovs-driver.md says more):
@@ -172,7 +172,7 @@ export interface OvsDriverOptions {
 }
 
 /**
- * The `ovs` driver: each device a bridge of an Open vSwitch fabric (`drivers/ovs-fabric.ts`), each
+ * The `ovs` driver: each device a bridge of an Open vSwitch fabric (`drivers/ovs/fabric.ts`), each
  * interface a veth port of it, LAGs bonds, services OpenFlow rules and meters. Candidates live in
  * the driver's memory (load and commit happen in one activity); commits, their keys and the version
  * a candidate is checked against live in the bridge's `external_ids`, so that a retried activity on

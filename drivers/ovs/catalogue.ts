@@ -1,9 +1,9 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
-import type { RouteServerPlacement, RouteServerResolver } from './bird';
-import type { FabricDevice, FabricRouteServer } from './ovs-fabric';
-import { routeServerLinkOf } from './ovs-fabric';
+import type { RouteServerPlacement, RouteServerResolver } from '../bird/driver';
+import type { FabricDevice, FabricRouteServer } from './fabric';
+import { routeServerLinkOf } from './fabric';
 
 /**
  * What the ovs fabric is made of, from the catalogue: devices with their ports and the metro area
