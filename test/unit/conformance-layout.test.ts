@@ -8,11 +8,14 @@ const CHECKS = path.join(ROOT, 'checks');
 /** The most lines a file of the suite may have: past it, it holds more than one idea. */
 const MAX_LINES = 600;
 
+/** Built or installed folders (`npm run conformance:pack` compiles into dist/), not sources. */
+const NOT_SOURCES = new Set(['dist', 'node_modules']);
+
 /** The .ts files under `folder`, as absolute paths. */
 function sourcesIn(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(folder, entry.name);
-    if (entry.isDirectory()) return sourcesIn(full);
+    if (entry.isDirectory()) return NOT_SOURCES.has(entry.name) ? [] : sourcesIn(full);
     return entry.name.endsWith('.ts') ? [full] : [];
   });
 }
