@@ -17,12 +17,12 @@ import type { Fault } from './faults';
  * without a refresh token, missing and expired tokens taken, refresh tokens of anyone accepted.
  */
 
-export const hasNoToken = (req: ProxiedRequest) => getHeader(req, 'authorization') === undefined;
-export const isTokenEndpoint = (req: ProxiedRequest) =>
+const hasNoToken = (req: ProxiedRequest) => getHeader(req, 'authorization') === undefined;
+const isTokenEndpoint = (req: ProxiedRequest) =>
   targets(req, 'POST', '/auth/token') || targets(req, 'POST', '/auth/refresh');
 
 /** The refresh token of a 201 token answer, if any. */
-export function issuedRefreshToken(res: ProxiedResponse, req: ProxiedRequest): string | undefined {
+function issuedRefreshToken(res: ProxiedResponse, req: ProxiedRequest): string | undefined {
   if (!isTokenEndpoint(req) || res.status !== 201) return undefined;
   const body = readJson(res);
   return isItem(body) && typeof body.refresh_token === 'string' ? body.refresh_token : undefined;

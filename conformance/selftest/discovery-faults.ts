@@ -9,7 +9,7 @@ import type { Fault } from './faults';
  */
 
 /** Rewrites the JSON object a GET on `suffix` answers with 200. */
-export function editDocument(suffix: string, edit: (body: Item) => Item | undefined): Fault['response'] {
+function editDocument(suffix: string, edit: (body: Item) => Item | undefined): Fault['response'] {
   return (res, req) => {
     if (!targets(req, 'GET', suffix) || res.status !== 200) return res;
     const body = readJson(res);
@@ -19,7 +19,7 @@ export function editDocument(suffix: string, edit: (body: Item) => Item | undefi
 }
 
 /** An operation to declare that the server does not route: a real one it lacks, else an unknown one. */
-export function undeclaredOperation(declared: ReadonlySet<string>): string {
+function undeclaredOperation(declared: ReadonlySet<string>): string {
   const missing = specOperations(loadSpec()).find(
     (op) => op.method === 'get' && !op.path.includes('{') && !declared.has(op.operationId),
   );

@@ -18,10 +18,7 @@ import type { Fault } from './faults';
  */
 
 /** Rewrites the JSON object body of error answers. */
-export function editProblem(
-  res: ProxiedResponse,
-  edit: (problem: Item) => Item | undefined,
-): ProxiedResponse {
+function editProblem(res: ProxiedResponse, edit: (problem: Item) => Item | undefined): ProxiedResponse {
   if (res.status < 400) return res;
   const body = readJson(res);
   if (!isItem(body)) return res;
@@ -30,7 +27,7 @@ export function editProblem(
 }
 
 /** A fault on the first collection listed through the proxy, and on everything below its path. */
-export function firstCollectionFault(
+function firstCollectionFault(
   id: string,
   description: string,
   methods: readonly string[] | 'all',

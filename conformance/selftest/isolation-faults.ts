@@ -18,10 +18,10 @@ import type { Fault } from './faults';
  * those who may not see them, an id filter that shows what the caller may not read.
  */
 
-export const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
+const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
 
 /** The account id of GET /accounts/{id}, '' for GET /accounts, undefined for other requests. */
-export function accountsTarget(req: ProxiedRequest): string | undefined {
+function accountsTarget(req: ProxiedRequest): string | undefined {
   if (req.method !== 'GET') return undefined;
   const match = /\/accounts(?:\/([^/]+))?$/.exec(pathnameOf(req));
   if (!match) return undefined;
@@ -32,7 +32,7 @@ export function accountsTarget(req: ProxiedRequest): string | undefined {
   }
 }
 
-export const isPublicView = (item: Item) =>
+const isPublicView = (item: Item) =>
   'id' in item && Object.keys(item).every((key) => PUBLIC_ACCOUNT_VIEW.has(key));
 
 export function isolationFaults(): Fault[] {

@@ -84,7 +84,7 @@ export function listFaults(): Fault[] {
 export let knownParameters: Set<string> | undefined;
 
 /** Every query parameter IX-API defines on any operation. */
-export function queryParameterNames(): Set<string> {
+function queryParameterNames(): Set<string> {
   if (!knownParameters) {
     const document = loadSpec();
     knownParameters = new Set(COMMON_PARAMETERS);

@@ -8,16 +8,16 @@ import type { Fault } from './faults';
  * page tokens that never change or take anything, a 206 answered as 200, page_limit ignored.
  */
 
-export const isPage = (res: ProxiedResponse): boolean =>
+const isPage = (res: ProxiedResponse): boolean =>
   res.status === 206 && PAGINATION_HEADERS.some((name) => getHeader(res, name) !== undefined);
 
-export function intHeader(res: ProxiedResponse, name: string): number | undefined {
+function intHeader(res: ProxiedResponse, name: string): number | undefined {
   const value = Number(getHeader(res, name));
   return Number.isInteger(value) ? value : undefined;
 }
 
 /** Rewrites the query of a non-empty X-Pagination-Next link, relative or absolute. */
-export function rewriteNext(res: ProxiedResponse, edit: (query: URLSearchParams) => void): ProxiedResponse {
+function rewriteNext(res: ProxiedResponse, edit: (query: URLSearchParams) => void): ProxiedResponse {
   const next = getHeader(res, 'x-pagination-next');
   if (!next) return res;
   const absolute = /^[a-z][a-z0-9+.-]*:/i.test(next);
@@ -27,7 +27,7 @@ export function rewriteNext(res: ProxiedResponse, edit: (query: URLSearchParams)
   return rewritten === next ? res : withHeaders(res, { 'x-pagination-next': rewritten });
 }
 
-export function dropPaginationHeader(name: (typeof PAGINATION_HEADERS)[number]): Fault {
+function dropPaginationHeader(name: (typeof PAGINATION_HEADERS)[number]): Fault {
   const short = name.replace('x-pagination-', '');
   return {
     id: `pagination-drop-${short}`,
@@ -38,7 +38,7 @@ export function dropPaginationHeader(name: (typeof PAGINATION_HEADERS)[number]):
 }
 
 /** Changes a numeric pagination header of every page. */
-export function shiftPaginationHeader(id: string, description: string, name: string, by: number): Fault {
+function shiftPaginationHeader(id: string, description: string, name: string, by: number): Fault {
   return {
     id,
     description,
@@ -50,7 +50,7 @@ export function shiftPaginationHeader(id: string, description: string, name: str
 }
 
 /** A constant the faulty server hands out as its page token. */
-export const STATIC_TOKEN = '1';
+const STATIC_TOKEN = '1';
 
 export function paginationFaults(): Fault[] {
   return [

@@ -21,7 +21,7 @@ export const ORDERING = [
 ];
 
 /** Whether an ISO 8601 period is zero or absent (no notice to give). */
-export const noPeriod = (period: unknown) =>
+const noPeriod = (period: unknown) =>
   period === null ||
   period === undefined ||
   (typeof period === 'string' && /^P(?:T?0+[YMWDHS])+$/.test(period));
@@ -51,7 +51,7 @@ export interface OfferingChoice {
  * cheapest to provision and to give back (the exchange does the cross-connect, the slowest port,
  * no notice period), with contacts of its own in every role the offering requires.
  */
-export async function orderBody(
+async function orderBody(
   t: CheckContext,
   mode: 'standalone' | 'lag_lacp',
   marker: string,

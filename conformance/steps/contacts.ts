@@ -38,7 +38,7 @@ export async function roleCover(
 }
 
 /** Contact fields the suite can fill for a contact of its own. */
-export const CONTACT_FIELDS: Item = {
+const CONTACT_FIELDS: Item = {
   name: 'Conformance Contact',
   email: 'contact@conformance.example',
   telephone: '+4930123456',

@@ -31,12 +31,12 @@ export const ORDERING_CONFIGS = [
 ];
 
 /** An ASN of the documentation range (RFC 5398), for an exchange that takes any. */
-export const DOCUMENTATION_ASN = 64496;
+const DOCUMENTATION_ASN = 64496;
 
 export const ids = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
 /** The ASNs the primary account peers with on its other exchange-LAN configs, or one to test with. */
-export async function asnsOf(t: CheckContext): Promise<unknown[]> {
+async function asnsOf(t: CheckContext): Promise<unknown[]> {
   const others = await wholeList(t, 'network_service_configs_list', { query: 'type=exchange_lan' });
   const known = others.find((config) => Array.isArray(config.asns) && config.asns.length);
   return known ? (known.asns as unknown[]) : [DOCUMENTATION_ASN];

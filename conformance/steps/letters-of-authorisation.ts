@@ -17,7 +17,7 @@ export function downloadLoa(
   return t.call(operationId, { id, role, headers: PDF_ACCEPT });
 }
 
-export const PDF_MAGIC = Buffer.from('%PDF-');
+const PDF_MAGIC = Buffer.from('%PDF-');
 
 export const isPdf = (bytes: Buffer): boolean =>
   bytes.length > PDF_MAGIC.length && bytes.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC);

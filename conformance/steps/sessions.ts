@@ -9,7 +9,7 @@ import { isItem } from './items';
  */
 
 /** An AS-SET in the form route servers take; the suite's own, naming nothing real. */
-export const AS_SET = 'AS-CONFORMANCE';
+const AS_SET = 'AS-CONFORMANCE';
 
 export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 

@@ -7,7 +7,7 @@ import type { Role } from '../suite';
  */
 
 /** States a resource has left for good once it reached one of the listed later states. */
-export const ENDS: Record<string, readonly string[]> = {
+const ENDS: Record<string, readonly string[]> = {
   // Decommissioned or cancelled resources are only archived; provisioning does not come back.
   decommissioned: [
     'requested',

@@ -15,7 +15,7 @@ type Item = Record<string, unknown>;
  * Reading a list that pages by default follows X-Pagination-Next at most as many pages as its
  * first page says there are, or this many where it does not say.
  */
-export const MAX_DEFAULT_PAGES = 100;
+const MAX_DEFAULT_PAGES = 100;
 
 /**
  * The page size the document declares as the default of an operation's page_limit, if it does:
@@ -30,7 +30,7 @@ export function defaultPageLimit(document: OpenApiDocument, operationId: string)
 }
 
 /** What reading a list whole found: its items, and every way the answers departed from the rules. */
-export interface WholeList {
+interface WholeList {
   items: Item[];
   problems: string[];
 }
@@ -118,7 +118,7 @@ export async function readWhole(
 }
 
 /** Records what reading a list whole found wrong as failures of the check that reads it. */
-export function judged(t: CheckContext, whole: WholeList): Item[] {
+function judged(t: CheckContext, whole: WholeList): Item[] {
   whole.problems.forEach((problem) => t.must(false, problem));
   return whole.items;
 }
@@ -154,7 +154,7 @@ export async function wholeCollection(
   return judged(t, await pending);
 }
 
-export interface PagePosition {
+interface PagePosition {
   offset: number;
   page: number;
   pages: number;
