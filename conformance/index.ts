@@ -1,13 +1,13 @@
 import { loadSpec } from '../spec';
 import { allChecks } from './checks';
-import { finish } from './steps/circuit-orders';
-import { cleanUp } from './steps/cleanup';
 import type { CheckResult, Profile, RunSummary } from './model';
 import { expectationsOf, runPassed } from './model';
 import { CheckContext, runChecks } from './runner';
+import { finish } from './steps/circuit-orders';
+import { cleanUp } from './steps/cleanup';
 import type { Credentials, Waits } from './suite';
-import type { RetryPolicy } from './throttling';
 import { Suite } from './suite';
+import type { RetryPolicy } from './throttling';
 
 export type { CheckResult, Outcome, Profile, RunSummary } from './model';
 export type { Credentials, Waits } from './suite';

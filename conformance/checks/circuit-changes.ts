@@ -1,30 +1,30 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import type { Role } from '../suite';
-import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
-import { waitFor } from '../steps/waiting';
-import type { Item } from '../steps/items';
 import { change } from '../steps/changes';
-import { current, isItem, show } from '../steps/items';
 import {
-  SERVICES,
-  PATCH,
-  REQUEST_READ,
-  REQUEST_CREATE,
-  REQUEST_DESTROY,
+  bandwidthStep,
+  capacities,
+  circuitTo,
   CONFIG_CREATE,
+  finish,
+  liveConnections,
+  offeringOf,
   ORDERING_SERVICES,
   ORDERING_VC_CONFIGS,
+  orderVcConfig,
+  PATCH,
+  placed,
+  REQUEST_CREATE,
+  REQUEST_DESTROY,
+  REQUEST_READ,
   secondAccount,
   serviceOfferings,
-  offeringOf,
-  liveConnections,
-  placed,
-  circuitTo,
-  finish,
-  orderVcConfig,
-  capacities,
-  bandwidthStep,
+  SERVICES,
 } from '../steps/circuit-orders';
+import type { Item } from '../steps/items';
+import { current, isItem, show } from '../steps/items';
+import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
+import { waitFor } from '../steps/waiting';
+import type { Role } from '../suite';
 
 /** Change requests: the B side of a point-to-point circuit asks, the owner answers. */
 

@@ -1,37 +1,37 @@
 import type { CheckDefinition } from '../runner';
 import {
-  hasProblemType,
-  problemTypeOf,
-  validationRefusal,
-  conflictNames,
-  propertyNames,
-} from '../steps/problems';
-import { waitFor } from '../steps/waiting';
+  accountOf,
+  attemptConfig,
+  CIRCUIT_CONFIGS,
+  CONFIG_CREATE,
+  CREATE,
+  finish,
+  liveConnections,
+  ORDERING_SERVICES,
+  ORDERING_VC_CONFIGS,
+  orderRule,
+  orderService,
+  orderVcConfig,
+  ownOrder,
+  placed,
+  privateService,
+  propertyNamed,
+  RULE_CREATE,
+  RULE_DESTROY,
+  secondAccount,
+  serviceOfferings,
+  SERVICES,
+} from '../steps/circuit-orders';
 import type { Item } from '../steps/items';
 import { current, newMarker, show } from '../steps/items';
 import {
-  SERVICES,
-  CIRCUIT_CONFIGS,
-  CREATE,
-  RULE_CREATE,
-  RULE_DESTROY,
-  CONFIG_CREATE,
-  ORDERING_SERVICES,
-  ORDERING_VC_CONFIGS,
-  accountOf,
-  secondAccount,
-  serviceOfferings,
-  liveConnections,
-  placed,
-  orderService,
-  ownOrder,
-  privateService,
-  finish,
-  orderRule,
-  attemptConfig,
-  orderVcConfig,
-  propertyNamed,
-} from '../steps/circuit-orders';
+  conflictNames,
+  hasProblemType,
+  problemTypeOf,
+  propertyNames,
+  validationRefusal,
+} from '../steps/problems';
+import { waitFor } from '../steps/waiting';
 
 /** Configs of virtual circuits and cloud services on connections in production, of each kind. */
 

@@ -1,30 +1,30 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { hasProblemType, problemTypeOf, validationRefusal, conflictNames } from '../steps/problems';
+import {
+  accountOf,
+  attemptRule,
+  capacities,
+  finish,
+  listedFor,
+  offeringOf,
+  ORDERING_SERVICES,
+  orderRule,
+  privateService,
+  propertyNamed,
+  RULE_CREATE,
+  RULE_DESTROY,
+  RULE_PATCH,
+  RULE_PUT,
+  RULES,
+  secondAccount,
+  sensitiveShown,
+  SERVICES,
+  strings,
+} from '../steps/circuit-orders';
 import { exchangeLans } from '../steps/exchange-lans';
 import type { Item } from '../steps/items';
 import { current, idOf, newMarker, show } from '../steps/items';
-import {
-  SERVICES,
-  RULES,
-  RULE_CREATE,
-  RULE_PATCH,
-  RULE_PUT,
-  RULE_DESTROY,
-  ORDERING_SERVICES,
-  strings,
-  accountOf,
-  secondAccount,
-  offeringOf,
-  privateService,
-  finish,
-  sensitiveShown,
-  listedFor,
-  attemptRule,
-  orderRule,
-  capacities,
-  propertyNamed,
-} from '../steps/circuit-orders';
+import { conflictNames, hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
 
 /** Member joining rules of private multipoint services: their capacities, and who sees the service. */
 

@@ -1,37 +1,37 @@
 import type { CheckDefinition } from '../runner';
-import { wholeCollection, wholeList } from '../steps/whole-lists';
 import { holdPolicy, refuseMalformedDays } from '../steps/cancellation-policies';
-import { GOING } from '../steps/subjects';
-import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
-import { cleanUp } from '../steps/cleanup';
-import type { Item } from '../steps/items';
 import { cancel, change, foreignAttempt, refusedChange } from '../steps/changes';
-import { current, idOf, isItem, newMarker, show } from '../steps/items';
 import {
-  SERVICES,
-  RULES,
+  accountOf,
+  accountRefusal,
+  attemptService,
+  circuitTo,
   CREATE,
-  PATCH,
-  PUT,
+  EARLY,
+  finish,
+  listedFor,
   MULTIPOINT,
+  offeringOf,
   ORDERED,
   ORDERING_SERVICES,
-  EARLY,
-  strings,
-  accountOf,
-  secondAccount,
-  serviceOfferings,
-  offeringOf,
-  attemptService,
   orderService,
   ownOrder,
+  PATCH,
   privateService,
-  circuitTo,
-  finish,
+  PUT,
+  RULES,
+  secondAccount,
   sensitiveShown,
-  listedFor,
-  accountRefusal,
+  serviceOfferings,
+  SERVICES,
+  strings,
 } from '../steps/circuit-orders';
+import { cleanUp } from '../steps/cleanup';
+import type { Item } from '../steps/items';
+import { current, idOf, isItem, newMarker, show } from '../steps/items';
+import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
+import { GOING } from '../steps/subjects';
+import { wholeCollection, wholeList } from '../steps/whole-lists';
 
 /**
  * Virtual circuits a customer orders (profile `full`): private multipoint services and the rules

@@ -2,20 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeCollection } from '../steps/whole-lists';
+import { change, refusedChange, untypedChange } from '../steps/changes';
 import {
-  ORDERING_SERVICES,
   finish,
+  ORDERING_SERVICES,
   orderService,
   ownOrder,
   serviceOfferings,
   SERVICES,
 } from '../steps/circuit-orders';
-import { problemTypeOf } from '../steps/problems';
 import { cleanUp } from '../steps/cleanup';
 import type { Item } from '../steps/items';
-import { change, refusedChange, untypedChange } from '../steps/changes';
 import { idOf, isItem, newMarker, show } from '../steps/items';
+import { problemTypeOf } from '../steps/problems';
+import { wholeCollection } from '../steps/whole-lists';
 
 /**
  * What the public IX-API clients rely on (the Terraform provider ixapi and pyixapi, which Peering

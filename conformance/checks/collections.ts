@@ -3,9 +3,9 @@ import type { OpenApiDocument } from '../../spec';
 import type { HttpResponse } from '../http';
 import { PAGINATION_HEADERS } from '../protocol';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList, wholeCollection, positionProblems, pagePosition } from '../steps/whole-lists';
 import type { ListOperation } from '../steps/list-operations';
 import { listOperations } from '../steps/list-operations';
+import { pagePosition, positionProblems, wholeCollection, wholeList } from '../steps/whole-lists';
 
 /** Walking a collection stops after this many pages; the page size grows to fit. */
 const MAX_PAGES = 20;

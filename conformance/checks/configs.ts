@@ -1,26 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
-import type { Readable } from '../steps/subjects';
 import { holdPolicy, refuseMalformedDays } from '../steps/cancellation-policies';
-import { hasProblemType, problemTypeOf, conflictNames } from '../steps/problems';
-import { waitFor } from '../steps/waiting';
-import { cleanUp } from '../steps/cleanup';
-import type { Item } from '../steps/items';
-import { orderConnection, ORDERING } from '../steps/connection-orders';
 import { cancel, change, foreignAttempt, refusedChange, untypedChange } from '../steps/changes';
-import { current, idOf, isItem, newMarker, show } from '../steps/items';
-import { exchangeLans, handoverNetworks, liveAccess, tagged } from '../steps/exchange-lans';
+import { cleanUp } from '../steps/cleanup';
+import { orderConnection, ORDERING } from '../steps/connection-orders';
 import {
-  CONFIGS,
-  ORDERING_CONFIGS,
-  orderConfig,
-  liveConfig,
   allocated,
+  CONFIGS,
   ids,
+  liveConfig,
+  orderConfig,
+  ORDERING_CONFIGS,
 } from '../steps/exchange-lan-configs';
+import { exchangeLans, handoverNetworks, liveAccess, tagged } from '../steps/exchange-lans';
+import type { Item } from '../steps/items';
+import { current, idOf, isItem, newMarker, show } from '../steps/items';
 import { registerMac } from '../steps/macs';
+import { conflictNames, hasProblemType, problemTypeOf } from '../steps/problems';
+import type { Readable } from '../steps/subjects';
+import { waitFor } from '../steps/waiting';
+import { wholeList } from '../steps/whole-lists';
 
 /**
  * Checks that order access to an exchange LAN (profile `full`) on a connection of the primary

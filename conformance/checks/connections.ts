@@ -1,9 +1,9 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeCollection, wholeList } from '../steps/whole-lists';
-import type { Subject } from '../steps/subjects';
-import { CONNECTIONS, PORT_RESERVATIONS, GOING } from '../steps/subjects';
 import { holdPolicy, refuseMalformedDays } from '../steps/cancellation-policies';
 import { downloadLoa, holdLoa } from '../steps/letters-of-authorisation';
+import type { Subject } from '../steps/subjects';
+import { CONNECTIONS, GOING, PORT_RESERVATIONS } from '../steps/subjects';
+import { wholeCollection, wholeList } from '../steps/whole-lists';
 
 /**
  * Connections and port reservations as a customer sees them without changing anything: when each

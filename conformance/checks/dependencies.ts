@@ -1,19 +1,19 @@
 import type { CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
-import { registerMac } from '../steps/macs';
+import { policyOf } from '../steps/cancellation-policies';
+import { cancel, change } from '../steps/changes';
+import { strings } from '../steps/circuit-orders';
+import { cleanUp } from '../steps/cleanup';
+import { orderConnection, ORDERING } from '../steps/connection-orders';
+import { contactInRole } from '../steps/contacts';
 import { liveConfig, orderConfig, ORDERING_CONFIGS } from '../steps/exchange-lan-configs';
 import { exchangeLans, handoverNetworks } from '../steps/exchange-lans';
-import { policyOf } from '../steps/cancellation-policies';
-import { CONNECTIONS, DECOMMISSIONING, GOING, PORT_RESERVATIONS } from '../steps/subjects';
-import { strings } from '../steps/circuit-orders';
-import { waitFor } from '../steps/waiting';
-import { cleanUp } from '../steps/cleanup';
+import { inUseRefusal, latestDay, untilGoing } from '../steps/holders';
 import type { Item } from '../steps/items';
-import { orderConnection, ORDERING } from '../steps/connection-orders';
-import { cancel, change } from '../steps/changes';
 import { current, idOf, isItem, show } from '../steps/items';
-import { contactInRole } from '../steps/contacts';
-import { inUseRefusal, untilGoing, latestDay } from '../steps/holders';
+import { registerMac } from '../steps/macs';
+import { CONNECTIONS, DECOMMISSIONING, GOING, PORT_RESERVATIONS } from '../steps/subjects';
+import { waitFor } from '../steps/waiting';
+import { wholeList } from '../steps/whole-lists';
 
 /**
  * Destroying in dependency order (profile `full`): what a resource depends on (the connection under

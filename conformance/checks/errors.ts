@@ -1,10 +1,10 @@
 import type { Refusal } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
-import { hasProblemType, problemTypeOf } from '../steps/problems';
-import { contactInRole } from '../steps/contacts';
 import { cleanUp } from '../steps/cleanup';
+import { contactInRole } from '../steps/contacts';
 import { idOf, isItem, show } from '../steps/items';
+import { hasProblemType, problemTypeOf } from '../steps/problems';
+import { wholeList } from '../steps/whole-lists';
 
 /** Errors are problem documents everywhere, even where no operation matched. */
 export const ERROR_CHECKS: CheckDefinition[] = [

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CheckDefinition } from '../runner';
-import { wholeCollection, wholeList } from '../steps/whole-lists';
 import { announced } from '../steps/extensions';
 import { isItem } from '../steps/items';
+import { wholeCollection, wholeList } from '../steps/whole-lists';
 
 /**
  * The filter of the event log by resource, an extension IX-API does not define (nor the log): the

@@ -2,9 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
-import { announced } from '../steps/extensions';
 import { cleanUp } from '../steps/cleanup';
+import { announced } from '../steps/extensions';
+import { wholeList } from '../steps/whole-lists';
 
 /**
  * Retrying writes with an `Idempotency-Key` (the IETF httpapi draft "The Idempotency-Key HTTP

@@ -10,8 +10,8 @@ import { CLIENT_CHECKS, CLIENT_READ_CHECKS } from './clients';
 import { collectionChecks } from './collections';
 import { CONFIG_CHECKS } from './configs';
 import { CONNECTION_READ_CHECKS } from './connections';
-import { DISCOVERY_CHECKS } from './discovery';
 import { DEPENDENCY_CHECKS } from './dependencies';
+import { DISCOVERY_CHECKS } from './discovery';
 import { ERROR_CHECKS, PROPERTIES_CHECKS, REFUSAL_CHECKS } from './errors';
 import { EVENT_CHECKS } from './events';
 import { IDEMPOTENCY_CHECKS } from './idempotency';
@@ -19,12 +19,11 @@ import { ISOLATION_CHECKS } from './isolation';
 import { LIFECYCLE_CHECKS } from './lifecycle';
 import { LIMIT_CHECKS } from './limits';
 import { ORDER_CHECKS } from './orders';
+import { PREREQUISITE_CHECKS } from './prerequisites';
 import { SERVICE_DEPENDENCY_CHECKS } from './service-dependencies';
 import { SESSION_CHECKS } from './sessions';
 import { STATISTICS_CHECKS } from './statistics';
 import { statusChecks } from './statuses';
-
-import { PREREQUISITE_CHECKS } from './prerequisites';
 /**
  * The registry: every check, in the order a run takes them (discovery first, mutations last, then
  * the 400s and the rate limits the whole run met).

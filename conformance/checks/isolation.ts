@@ -1,7 +1,7 @@
 import type { CheckContext, CheckDefinition } from '../runner';
 import { listOperations } from '../steps/list-operations';
+import { isZero, sensitiveOfSchemas } from '../steps/redaction';
 import { wholeCollection, wholeList } from '../steps/whole-lists';
-import { sensitiveOfSchemas, isZero } from '../steps/redaction';
 
 const PUBLIC_ACCOUNT_VIEW = new Set(['id', 'name', 'metro_area_network_presence']);
 

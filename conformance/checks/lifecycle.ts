@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
+import { ACCOUNT_ADDRESS } from '../steps/accounts';
 import { cleanUp } from '../steps/cleanup';
 import { waitFor } from '../steps/waiting';
-import { ACCOUNT_ADDRESS } from '../steps/accounts';
+import { wholeList } from '../steps/whole-lists';
 
 /** Creates a resource through an operation, writing it into the ledger first. */
 async function create(

@@ -1,14 +1,14 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import type { Subject } from '../steps/subjects';
-import { downloadLoa, holdLoa, letter } from '../steps/letters-of-authorisation';
-import { CONNECTIONS, PORT_RESERVATIONS } from '../steps/subjects';
-import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
-import { waitFor } from '../steps/waiting';
+import { cancel, change, foreignAttempt, refusedChange } from '../steps/changes';
 import { cleanUp } from '../steps/cleanup';
+import { orderConnection, ORDERING } from '../steps/connection-orders';
 import type { Item } from '../steps/items';
-import { isItem, idOf, show, newMarker, current } from '../steps/items';
-import { change, foreignAttempt, refusedChange, cancel } from '../steps/changes';
-import { ORDERING, orderConnection } from '../steps/connection-orders';
+import { current, idOf, isItem, newMarker, show } from '../steps/items';
+import { downloadLoa, holdLoa, letter } from '../steps/letters-of-authorisation';
+import { hasProblemType, problemTypeOf, validationRefusal } from '../steps/problems';
+import type { Subject } from '../steps/subjects';
+import { CONNECTIONS, PORT_RESERVATIONS } from '../steps/subjects';
+import { waitFor } from '../steps/waiting';
 
 /**
  * Checks that order connections of the suite's own (profile `full`), change them, add ports to

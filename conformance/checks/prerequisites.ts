@@ -1,24 +1,24 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import type { Role } from '../suite';
-import { wholeList } from '../steps/whole-lists';
-import { GOING } from '../steps/subjects';
-import { registerMac } from '../steps/macs';
-import { CONFIGS, orderConfig } from '../steps/exchange-lan-configs';
-import { exchangeLans, handoverNetworks, liveAccess } from '../steps/exchange-lans';
+import { ACCOUNT_ADDRESS } from '../steps/accounts';
 import {
   liveConnections,
   orderRule,
   orderVcConfig,
   privateService,
-  SERVICES,
   serviceOfferings,
+  SERVICES,
 } from '../steps/circuit-orders';
-import { ACCOUNT_ADDRESS } from '../steps/accounts';
-import { waitFor } from '../steps/waiting';
-import type { Item } from '../steps/items';
 import { orderableNow, orderConnection } from '../steps/connection-orders';
+import { CONFIGS, orderConfig } from '../steps/exchange-lan-configs';
+import { exchangeLans, handoverNetworks, liveAccess } from '../steps/exchange-lans';
+import type { Item } from '../steps/items';
 import { idOf, isItem, newMarker } from '../steps/items';
+import { registerMac } from '../steps/macs';
 import { addressesOf, sessionOrder } from '../steps/sessions';
+import { GOING } from '../steps/subjects';
+import { waitFor } from '../steps/waiting';
+import { wholeList } from '../steps/whole-lists';
+import type { Role } from '../suite';
 
 /**
  * What the full profile provisions before its checks, so that each has something to judge: an

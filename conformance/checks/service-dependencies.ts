@@ -1,8 +1,6 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
 import type { Policy } from '../steps/cancellation-policies';
 import { policyOf } from '../steps/cancellation-policies';
-import { isDay, today } from '../steps/days';
 import {
   finish,
   liveConnections,
@@ -14,10 +12,12 @@ import {
   serviceOfferings,
   SERVICES,
 } from '../steps/circuit-orders';
-import { waitFor } from '../steps/waiting';
+import { isDay, today } from '../steps/days';
+import { configsFollowingProblems, ENDED, latestDay, LIVE, waitsForConfigs } from '../steps/holders';
 import type { Item } from '../steps/items';
 import { current, isItem, newMarker, show } from '../steps/items';
-import { ENDED, LIVE, latestDay, configsFollowingProblems, waitsForConfigs } from '../steps/holders';
+import { waitFor } from '../steps/waiting';
+import { wholeList } from '../steps/whole-lists';
 
 /**
  * Destroying a service with its configs (profile `full`): a network service of the suite's own (a

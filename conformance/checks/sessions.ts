@@ -1,14 +1,14 @@
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
-import type { Readable } from '../steps/subjects';
-import { hasProblemType, problemTypeOf, conflictNames } from '../steps/problems';
-import { liveConfig, ORDERING_CONFIGS } from '../steps/exchange-lan-configs';
-import { waitFor } from '../steps/waiting';
-import { cleanUp } from '../steps/cleanup';
-import type { Item } from '../steps/items';
 import { change } from '../steps/changes';
+import { cleanUp } from '../steps/cleanup';
+import { liveConfig, ORDERING_CONFIGS } from '../steps/exchange-lan-configs';
+import type { Item } from '../steps/items';
 import { current, idOf, newMarker, show } from '../steps/items';
-import { sessionOrder, addressesOf, strings } from '../steps/sessions';
+import { conflictNames, hasProblemType, problemTypeOf } from '../steps/problems';
+import { addressesOf, sessionOrder, strings } from '../steps/sessions';
+import type { Readable } from '../steps/subjects';
+import { waitFor } from '../steps/waiting';
+import { wholeList } from '../steps/whole-lists';
 
 /**
  * Checks that order a route-server session (a network feature config of type route_server) on

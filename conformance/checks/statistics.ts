@@ -1,9 +1,9 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { wholeList } from '../steps/whole-lists';
-import { hasProblemType, problemTypeOf, propertyNames } from '../steps/problems';
 import type { Item } from '../steps/items';
 import { isItem, show } from '../steps/items';
+import { hasProblemType, problemTypeOf, propertyNames } from '../steps/problems';
+import { wholeList } from '../steps/whole-lists';
 
 /**
  * Traffic statistics of a connection the primary account has: read-only, so they run in every

@@ -1,8 +1,8 @@
 import type { OpenApiDocument } from '../../spec';
 import { specOperations } from '../../spec';
 import type { CheckContext, CheckDefinition } from '../runner';
-import { listOperations } from '../steps/list-operations';
 import { cleanUp } from '../steps/cleanup';
+import { listOperations } from '../steps/list-operations';
 import { propertyNames } from '../steps/problems';
 
 const UNKNOWN_ID = 'conformance-no-such-id';

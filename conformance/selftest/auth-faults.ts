@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Fault } from './faults';
 import type { ProxiedRequest, ProxiedResponse } from './messages';
 import {
   getHeader,
@@ -10,7 +11,6 @@ import {
   withHeaders,
   withJson,
 } from './messages';
-import type { Fault } from './faults';
 
 /**
  * Faults of authentication: long credentials failing, tokens issued with the wrong status or

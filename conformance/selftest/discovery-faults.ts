@@ -1,7 +1,7 @@
 import { loadSpec, specOperations } from '../../spec';
+import type { Fault } from './faults';
 import type { Item } from './messages';
 import { isItem, readJson, targets, withJson } from './messages';
-import type { Fault } from './faults';
 
 /**
  * Faults of discovery: /implementation declaring what does not answer or no schema version,

@@ -1,16 +1,16 @@
 import { STATUS_CODES } from 'node:http';
+import type { Fault } from './faults';
 import type { Item, ProxiedRequest, ProxiedResponse } from './messages';
 import {
   isItem,
   jsonResponse,
+  listItems,
   pathnameOf,
   problemResponse,
   readJson,
   withBody,
   withJson,
-  listItems,
 } from './messages';
-import type { Fault } from './faults';
 
 /**
  * Faults of refusals: problem documents without a type, with a foreign one or the wrong status,

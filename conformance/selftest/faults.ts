@@ -1,10 +1,10 @@
-import type { Forward, ProxiedRequest, ProxiedResponse } from './messages';
-import { paginationFaults } from './pagination-faults';
-import { listFaults, filterFaults } from './list-faults';
-import { errorFaults } from './error-faults';
 import { authFaults } from './auth-faults';
 import { discoveryFaults } from './discovery-faults';
+import { errorFaults } from './error-faults';
 import { isolationFaults } from './isolation-faults';
+import { filterFaults, listFaults } from './list-faults';
+import type { Forward, ProxiedRequest, ProxiedResponse } from './messages';
+import { paginationFaults } from './pagination-faults';
 
 /** One way a server can break IX-API, injected between the suite and a correct server. */
 export interface Fault {

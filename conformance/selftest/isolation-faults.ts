@@ -1,17 +1,17 @@
+import type { Fault } from './faults';
 import type { Item, ProxiedRequest } from './messages';
 import {
+  editReadObjects,
+  idsAskedFor,
   isItem,
   jsonResponse,
+  listItems,
   pathnameOf,
   readJson,
   scalar,
   splitPath,
   withJson,
-  listItems,
-  editReadObjects,
-  idsAskedFor,
 } from './messages';
-import type { Fault } from './faults';
 
 /**
  * Faults of isolation: another account's resources shown whole, sensitive properties leaked to

@@ -1,10 +1,15 @@
 import { loadSpec, operationParameters, specOperations } from '../../spec';
 import { COMMON_PARAMETERS, PAGING_PARAMETERS } from '../protocol';
+import type { Fault } from './faults';
 import {
   editQuery,
+  editReadObjects,
   getHeader,
+  idsAskedFor,
   isItem,
   isJsonType,
+  isSuccess,
+  listItems,
   pathnameOf,
   problemResponse,
   readJson,
@@ -12,12 +17,7 @@ import {
   splitPath,
   withHeaders,
   withJson,
-  listItems,
-  editReadObjects,
-  isSuccess,
-  idsAskedFor,
 } from './messages';
-import type { Fault } from './faults';
 
 /**
  * Faults of lists and their filters: items dropped, repeated or malformed, the wrong content type,

@@ -1,7 +1,7 @@
 import { PAGINATION_HEADERS, PAGING_PARAMETERS } from '../protocol';
-import type { ProxiedResponse } from './messages';
-import { editQuery, getHeader, splitPath, withHeaders, withJson, listItems } from './messages';
 import type { Fault } from './faults';
+import type { ProxiedResponse } from './messages';
+import { editQuery, getHeader, listItems, splitPath, withHeaders, withJson } from './messages';
 
 /**
  * Faults of pagination: headers dropped or wrong, X-Pagination-Next skipping or repeating a page,

@@ -1,6 +1,6 @@
 import type { CheckContext } from '../runner';
+import { addDays, isDay, today } from './days';
 import { validationRefusal } from './problems';
-import { today, isDay, addDays } from './days';
 
 /**
  * Cancellation policies: reading one, and holding a resource's policy and its refusals of

@@ -1,13 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CheckContext } from '../runner';
-import type { Cancellable, Readable } from './subjects';
 import { policyOf } from './cancellation-policies';
 import { addDays, today } from './days';
-import { DECOMMISSIONING, ENDING, GOING } from './subjects';
-import { hasProblemType, problemTypeOf, validationRefusal, propertyNames } from './problems';
-import { waitFor } from './waiting';
 import type { Item } from './items';
-import { isItem, show, current } from './items';
+import { current, isItem, show } from './items';
+import { hasProblemType, problemTypeOf, propertyNames, validationRefusal } from './problems';
+import type { Cancellable, Readable } from './subjects';
+import { DECOMMISSIONING, ENDING, GOING } from './subjects';
+import { waitFor } from './waiting';
 
 /**
  * Changing and cancelling a resource of the suite's own as a customer does, and the changes that

@@ -1,16 +1,16 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext } from '../runner';
 import type { Role } from '../suite';
-import { wholeList } from './whole-lists';
-import type { Cancellable, Readable } from './subjects';
-import { hasProblemType, problemTypeOf, validationRefusal } from './problems';
-import { handoverNetworks, tagged, vlanConfigFor } from './exchange-lans';
-import { isZero, sensitiveOfSchemas } from './redaction';
 import { cleanUp } from './cleanup';
-import type { Item } from './items';
 import { orderableNow } from './connection-orders';
 import { roleCover } from './contacts';
+import { handoverNetworks, tagged, vlanConfigFor } from './exchange-lans';
+import type { Item } from './items';
 import { idOf, isItem, newMarker } from './items';
+import { hasProblemType, problemTypeOf, validationRefusal } from './problems';
+import { isZero, sensitiveOfSchemas } from './redaction';
+import type { Cancellable, Readable } from './subjects';
+import { wholeList } from './whole-lists';
 
 /**
  * What the checks of virtual circuits share: the operations they call, and how they order services,

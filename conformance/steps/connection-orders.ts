@@ -1,10 +1,10 @@
 import type { CheckContext } from '../runner';
 import type { Role } from '../suite';
-import { wholeList } from './whole-lists';
-import { waitFor } from './waiting';
-import type { Item } from './items';
-import { isItem, idOf, newMarker } from './items';
 import { roleCover } from './contacts';
+import type { Item } from './items';
+import { idOf, isItem, newMarker } from './items';
+import { waitFor } from './waiting';
+import { wholeList } from './whole-lists';
 
 /**
  * Ordering a connection of the suite's own from the offering quickest to provision and to give

@@ -1,9 +1,9 @@
 import type { CheckContext } from '../runner';
 import type { Role } from '../suite';
-import { wholeList } from './whole-lists';
 import { strings } from './circuit-orders';
 import type { Item } from './items';
 import { idOf, newMarker, show } from './items';
+import { wholeList } from './whole-lists';
 
 /**
  * Contacts in roles: the role assignments an order names, and contacts of the suite's own in a

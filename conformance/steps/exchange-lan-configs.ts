@@ -1,12 +1,12 @@
 import type { CheckContext } from '../runner';
-import { wholeList } from './whole-lists';
-import type { Cancellable } from './subjects';
-import { waitFor } from './waiting';
-import type { Item } from './items';
 import { roleCover } from './contacts';
-import { current, idOf, isItem, newMarker } from './items';
 import type { Access } from './exchange-lans';
 import { liveAccess, vlanConfigFor } from './exchange-lans';
+import type { Item } from './items';
+import { current, idOf, isItem, newMarker } from './items';
+import type { Cancellable } from './subjects';
+import { waitFor } from './waiting';
+import { wholeList } from './whole-lists';
 
 /**
  * Ordering exchange-LAN access of the suite's own, and reading back what the exchange allocated.

@@ -1,6 +1,6 @@
 import type { CheckContext } from '../runner';
-import { wholeList } from './whole-lists';
 import type { Item } from './items';
+import { wholeList } from './whole-lists';
 
 /**
  * Finding exchange LANs and connections of the primary account in production to order access on.

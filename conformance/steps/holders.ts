@@ -1,11 +1,11 @@
 import type { HttpResponse } from '../http';
 import type { CheckContext } from '../runner';
-import { conflictNames, hasProblemType, problemTypeOf } from './problems';
 import { isDay } from './days';
-import { DECOMMISSIONING, GOING } from './subjects';
-import { waitFor } from './waiting';
 import type { Item } from './items';
 import { current, isItem, show } from './items';
+import { conflictNames, hasProblemType, problemTypeOf } from './problems';
+import { DECOMMISSIONING, GOING } from './subjects';
+import { waitFor } from './waiting';
 
 /**
  * What holds a resource: refusals that name the holder, waiting until it goes, and what its

@@ -1,7 +1,7 @@
 import type { CheckContext } from '../runner';
+import { roleCover } from './contacts';
 import { allocated } from './exchange-lan-configs';
 import type { Item } from './items';
-import { roleCover } from './contacts';
 import { isItem } from './items';
 
 /**

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import { letter } from '../../conformance/steps/letters-of-authorisation';
-import type { Fault } from '../../conformance/selftest/faults';
 import { CONNECTION_FAULTS, createConnectionFaults } from '../../conformance/selftest/connection-faults';
+import type { Fault } from '../../conformance/selftest/faults';
 import { FAULT_IDS } from '../../conformance/selftest/faults';
 import type { FaultProxy } from '../../conformance/selftest/proxy';
 import { startFaultProxy } from '../../conformance/selftest/proxy';
+import { letter } from '../../conformance/steps/letters-of-authorisation';
 
 const BASE = '/api/v2';
 const TODAY = '2031-05-14';

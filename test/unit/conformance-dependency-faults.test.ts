@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { configsFollowingProblems, latestDay, waitsForConfigs } from '../../conformance/steps/holders';
+import http from 'node:http';
 import { propertiesProblems } from '../../conformance/checks/errors';
 import { CIRCUIT_FAULTS } from '../../conformance/selftest/circuit-faults';
 import { CONFIG_FAULTS } from '../../conformance/selftest/config-faults';
@@ -10,8 +9,9 @@ import { createDependencyFaults, DEPENDENCY_FAULTS } from '../../conformance/sel
 import type { Fault } from '../../conformance/selftest/faults';
 import { FAULT_IDS } from '../../conformance/selftest/faults';
 import { SESSION_FAULTS } from '../../conformance/selftest/session-faults';
+import { configsFollowingProblems, latestDay, waitsForConfigs } from '../../conformance/steps/holders';
 import type { Step } from '../support/fault-script';
-import { changedSteps, json, scriptedExchange, SCRIPT_BASE } from '../support/fault-script';
+import { changedSteps, json, SCRIPT_BASE, scriptedExchange } from '../support/fault-script';
 
 const problem = (status: number, name: string, extra: Record<string, unknown> = {}) => ({
   type: `https://errors.ix-api.net/v2/${name}.html`,

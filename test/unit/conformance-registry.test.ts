@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { allChecks, uncoveredOperations } from '../../conformance/checks';
-import { positionProblems } from '../../conformance/steps/whole-lists';
-import { stateStepProblem } from '../../conformance/steps/waiting';
 import { CHECKS_DOCUMENT, renderChecksDocument } from '../../conformance/document';
+import { stateStepProblem } from '../../conformance/steps/waiting';
+import { positionProblems } from '../../conformance/steps/whole-lists';
 import { loadSpec } from '../../spec';
 
 describe('the conformance check registry', () => {
