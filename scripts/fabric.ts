@@ -19,7 +19,7 @@ import path from 'node:path';
 import { loadConfigOrExit } from '../config/config';
 import { openDatabase } from '../db';
 import { fabricDevices, fabricRouteServers } from '../drivers/ovs/catalogue';
-import type { FabricDevice, FabricRouteServer } from '../drivers/ovs/fabric';
+import type { FabricDevice, FabricRouteServer } from '../drivers/ovs/topology';
 import { OvsFabric } from '../drivers/ovs/fabric';
 import { ensureLocalSecrets } from './local-secrets';
 

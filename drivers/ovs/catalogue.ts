@@ -2,8 +2,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { RouteServerPlacement, RouteServerResolver } from '../bird/driver';
-import type { FabricDevice, FabricRouteServer } from './fabric';
-import { routeServerLinkOf } from './fabric';
+import type { FabricDevice, FabricRouteServer } from './topology';
+import { routeServerLinkOf } from './topology';
 
 /**
  * What the ovs fabric is made of, from the catalogue: devices with their ports and the metro area

@@ -3,8 +3,10 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ServiceAttachment } from '../../drivers/contract';
-import type { FabricDevice, FabricRecord, FabricRouteServer } from '../../drivers/ovs/fabric';
-import { linkOf, OvsFabric, runProgram } from '../../drivers/ovs/fabric';
+import type { FabricDevice, FabricRecord, FabricRouteServer } from '../../drivers/ovs/topology';
+import { OvsFabric } from '../../drivers/ovs/fabric';
+import { runProgram } from '../../drivers/ovs/program';
+import { linkOf } from '../../drivers/ovs/topology';
 import { acquireHostLock } from './host-lock';
 import { cannotRun, onPath } from './system-tools';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServiceAttachment } from '../../drivers/contract';
-import { flowTable } from '../../drivers/ovs/driver';
 import { routerIdOf } from '../../drivers/ovs/catalogue';
+import { flowTable } from '../../drivers/ovs/flows';
 import { serviceAttachment } from '../support/ovs';
 
 const service = (name: string, parent: string, extra: Partial<ServiceAttachment> = {}) =>
