@@ -6,6 +6,7 @@ import { createAccountRepository } from './repositories/account-repository';
 import { createConnectionRepository } from './repositories/connection-repository';
 import { createPortReservationRepository } from './repositories/port-reservation-repository';
 import { createDeviceHoldingsRepository } from './repositories/device-holdings-repository';
+import { createFabricCatalogueRepository } from './repositories/fabric-catalogue-repository';
 import { createContactRepository } from './repositories/contact-repository';
 import { createCredentialRepository } from './repositories/credential-repository';
 import { createEventRepository } from './repositories/event-repository';
@@ -49,6 +50,8 @@ export interface Database {
   operatorQueue: ReturnType<typeof createOperatorQueue>;
   /** What the database says the devices hold (for reconciling devices with it). */
   deviceHoldings: ReturnType<typeof createDeviceHoldingsRepository>;
+  /** What the ovs fabric is built from: the catalogue's ports and route servers. */
+  fabricCatalogue: ReturnType<typeof createFabricCatalogueRepository>;
   /** Answers when the database takes a trivial query; throws otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -135,6 +138,7 @@ export function openDatabase(
     traffic: createTrafficRepository({ sequelize }),
     operatorQueue: createOperatorQueue({ sequelize }),
     deviceHoldings: createDeviceHoldingsRepository({ sequelize }),
+    fabricCatalogue: createFabricCatalogueRepository({ sequelize }),
     async ping() {
       await sequelize.query('SELECT 1');
     },

@@ -244,8 +244,8 @@ async function startFabric(config: Config, db: Database): Promise<void> {
   if (process.getuid?.() !== 0)
     fail('DEVICE_DRIVER=ovs needs root: the ovs fabric makes bridges, veth pairs and network namespaces');
   const fabric = new OvsFabric(path.resolve(PROJECT_ROOT, config.ovsRunDir));
-  const devices = await fabricDevices(db.sequelize);
-  const routeServers = await fabricRouteServers(db.sequelize);
+  const devices = await fabricDevices(db.fabricCatalogue);
+  const routeServers = await fabricRouteServers(db.fabricCatalogue);
   say(
     `bringing the ovs fabric up under ${fabric.runDir} (${devices.length} devices, ${routeServers.length} route servers)…`,
   );

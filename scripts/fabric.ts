@@ -30,8 +30,8 @@ async function catalogue(): Promise<{ devices: FabricDevice[]; routeServers: Fab
   const db = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
   try {
     return {
-      devices: await fabricDevices(db.sequelize),
-      routeServers: await fabricRouteServers(db.sequelize),
+      devices: await fabricDevices(db.fabricCatalogue),
+      routeServers: await fabricRouteServers(db.fabricCatalogue),
     };
   } finally {
     await db.close();

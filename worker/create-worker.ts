@@ -57,13 +57,13 @@ export const DEVICE_DRIVERS: Record<
   ovs: (db, settings) => {
     const fabric = new OvsFabric(path.resolve(settings.ovsRunDir));
     const switches = new OvsDriver(fabric);
-    const routeServers = new BirdRouteServers(fabric.birdDir, catalogueRouteServers(db.sequelize));
+    const routeServers = new BirdRouteServers(fabric.birdDir, catalogueRouteServers(db.fabricCatalogue));
     return {
       driver: new RoutedDriver({ switches, routeServers, isRouteServer: routeServerLookup(db) }),
       supervised: [
         ovsFabricSupervision(switches),
         routeServerSupervision(routeServers, async () =>
-          (await fabricRouteServers(db.sequelize)).map((server) => server.feature),
+          (await fabricRouteServers(db.fabricCatalogue)).map((server) => server.feature),
         ),
       ],
     };

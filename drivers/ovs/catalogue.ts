@@ -1,6 +1,4 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Sequelize } from 'sequelize';
-import { QueryTypes } from 'sequelize';
 import type { RouteServerPlacement, RouteServerResolver } from '../bird/driver';
 import type { FabricDevice, FabricRouteServer } from './topology';
 import { routeServerLinkOf } from './topology';
@@ -8,9 +6,12 @@ import { routeServerLinkOf } from './topology';
 /**
  * What the ovs fabric is made of, from the catalogue: devices with their ports and the metro area
  * network of their PoP (devices of one metro area network carry its exchange LANs, and share a core
- * bridge), and the route servers of the exchange LANs with their addresses on the LAN.
+ * bridge), and the route servers of the exchange LANs with their addresses on the LAN. The rows come
+ * from the database (db/repositories/fabric-catalogue-repository.ts, which the worker and the
+ * scripts hand over).
  */
 
+/** A route server of the catalogue as the database holds it. */
 interface RouteServerRow {
   id: string;
   asn: number | string;
@@ -22,19 +23,24 @@ interface RouteServerRow {
   subnet_v6: string | null;
 }
 
-const ROUTE_SERVERS = `SELECT f.id, f.asn, f.ip_v4, f.ip_v6, f.network_service, s.metro_area_network,
-    s.subnet_v4, s.subnet_v6
-  FROM network_features f JOIN network_services s ON s.id = f.network_service
-  WHERE f.type = 'route_server'`;
+/** The catalogue's rows the fabric is built from. */
+export interface FabricCatalogue {
+  /** Every port of the catalogue's devices (or of those named), in device and port order. */
+  ports(
+    only?: readonly string[],
+  ): Promise<Array<{ device: string; name: string; speed: number; network: string }>>;
+  /** Every route server of the catalogue, in id order. */
+  routeServers(): Promise<RouteServerRow[]>;
+  /** The route server that is network feature `id`, if there is one. */
+  routeServer(id: string): Promise<RouteServerRow | undefined>;
+}
 
 /** Every device of the catalogue (or those named) with its ports, their speeds, and its network. */
-export async function fabricDevices(sequelize: Sequelize, only?: readonly string[]): Promise<FabricDevice[]> {
-  const rows = await sequelize.query<{ device: string; name: string; speed: number; network: string }>(
-    `SELECT p.device, p.name, p.speed, o.metro_area_network AS network
-     FROM ports p JOIN devices d ON d.id = p.device JOIN pops o ON o.id = d.pop
-     ${only ? 'WHERE p.device IN (:only)' : ''} ORDER BY p.device, p.name`,
-    { replacements: { only: only?.length ? only : [''] }, type: QueryTypes.SELECT },
-  );
+export async function fabricDevices(
+  catalogue: FabricCatalogue,
+  only?: readonly string[],
+): Promise<FabricDevice[]> {
+  const rows = await catalogue.ports(only);
   const devices = new Map<string, FabricDevice>();
   for (const row of rows) {
     const device = devices.get(row.device) ?? { device: row.device, ports: [], network: row.network };
@@ -49,10 +55,8 @@ const onSubnet = (address: string | null, subnet: string | null): string | null 
   address && subnet ? `${address}/${subnet.split('/')[1]}` : null;
 
 /** The route servers of the catalogue's exchange LANs that sit on a metro area network. */
-export async function fabricRouteServers(sequelize: Sequelize): Promise<FabricRouteServer[]> {
-  const rows = await sequelize.query<RouteServerRow>(`${ROUTE_SERVERS} ORDER BY f.id`, {
-    type: QueryTypes.SELECT,
-  });
+export async function fabricRouteServers(catalogue: FabricCatalogue): Promise<FabricRouteServer[]> {
+  const rows = await catalogue.routeServers();
   return rows
     .filter((row) => row.metro_area_network !== null)
     .map((row) => ({
@@ -84,12 +88,9 @@ export function routerIdOf(ipv4: string | null, ipv6: string | null): string | u
  * Where each route server of the catalogue runs on the ovs fabric: the namespace the fabric made
  * for it, the ASN of its network feature, and its addresses on the exchange LAN.
  */
-export function catalogueRouteServers(sequelize: Sequelize): RouteServerResolver {
+export function catalogueRouteServers(catalogue: FabricCatalogue): RouteServerResolver {
   return async (device): Promise<RouteServerPlacement | undefined> => {
-    const [row] = await sequelize.query<RouteServerRow>(`${ROUTE_SERVERS} AND f.id = :device`, {
-      replacements: { device },
-      type: QueryTypes.SELECT,
-    });
+    const row = await catalogue.routeServer(device);
     if (!row || row.metro_area_network === null) return undefined;
     const link = routeServerLinkOf({
       feature: row.id,

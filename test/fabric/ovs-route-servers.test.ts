@@ -123,6 +123,7 @@ describe('route servers on the ovs fabric', function () {
 
   it("provisions what two customers order over HTTP on the fabric and the route server's BIRD", async function () {
     const db = stack().db.sequelize;
+    const catalogue = stack().db.fabricCatalogue;
     customers[0].token = (await login('customer', 0)).accessToken;
     customers[1].token = (await login('customer', 1)).accessToken;
 
@@ -161,7 +162,7 @@ describe('route servers on the ovs fabric', function () {
     assert.notEqual(a.device, b.device, 'the customers are on two devices');
 
     const ports = [...customers.flatMap((c) => [c, c.circuitEnd]), refused];
-    const devices = (await fabricDevices(db, [a.device, b.device])).map((device) => ({
+    const devices = (await fabricDevices(catalogue, [a.device, b.device])).map((device) => ({
       ...device,
       ports: device.ports.filter((port) =>
         ports.some((p) => p.device === device.device && p.port === port.name),
@@ -171,7 +172,7 @@ describe('route servers on the ovs fabric', function () {
       devices.map((device) => device.network),
       [NETWORK, NETWORK],
     );
-    const routeServers = (await fabricRouteServers(db)).filter((server) => server.network === NETWORK);
+    const routeServers = (await fabricRouteServers(catalogue)).filter((server) => server.network === NETWORK);
     assert.deepEqual(
       routeServers.map(({ feature, segment, ipv4 }) => ({ feature, segment, ipv4 })),
       [
@@ -295,7 +296,7 @@ describe('route servers on the ovs fabric', function () {
       ]);
     }
 
-    const servers = new BirdRouteServers(fabric!.birdDir, catalogueRouteServers(db));
+    const servers = new BirdRouteServers(fabric!.birdDir, catalogueRouteServers(stack().db.fabricCatalogue));
     const states = await eventually(
       'both sessions Established on the route server',
       async () => {
