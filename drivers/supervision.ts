@@ -1,5 +1,3 @@
-import type { OvsDriver } from './ovs/driver';
-
 /** What one look at a part of the data plane found dead or lost, and brought back. */
 export interface Revival {
   /** Processes started again, each with what it serves (`ovs-vswitchd`, `bird of rs1`). */
@@ -21,59 +19,5 @@ export interface Supervised {
   revive(): Promise<Revival>;
 }
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/**
- * The ovs fabric: ovsdb-server and ovs-vswitchd started again when their recorded processes died,
- * then every device's OpenFlow rules and meters installed again where they are missing (a
- * restarted ovs-vswitchd starts with none).
- */
-export function ovsFabricSupervision(driver: OvsDriver): Supervised {
-  return {
-    name: `ovs fabric ${driver.fabric.runDir}`,
-    async revive() {
-      const revival: Revival = { restarted: [], restored: [], failures: [] };
-      try {
-        revival.restarted.push(...(await driver.fabric.restartDead()));
-        for (const device of await driver.devices()) {
-          try {
-            if ((await driver.restore(device)).restored) revival.restored.push(`rules of ${device}`);
-          } catch (error) {
-            revival.failures.push(messageOf(error));
-          }
-        }
-      } catch (error) {
-        revival.failures.push(`ovs fabric: ${messageOf(error)}`);
-      }
-      return revival;
-    },
-  };
-}
-
-/**
- * Route servers' daemons (BIRD, drivers/bird/driver.ts): each route server's started again, with the
- * configuration it last accepted, when it died. `routeServers` lists the route servers to look at.
- */
-export function routeServerSupervision(
-  daemons: { restartIfDead(device: string): Promise<boolean> },
-  routeServers: () => Promise<readonly string[]>,
-): Supervised {
-  return {
-    name: 'route servers',
-    async revive() {
-      const revival: Revival = { restarted: [], restored: [], failures: [] };
-      try {
-        for (const device of await routeServers()) {
-          try {
-            if (await daemons.restartIfDead(device)) revival.restarted.push(`bird of ${device}`);
-          } catch (error) {
-            revival.failures.push(`${device}: ${messageOf(error)}`);
-          }
-        }
-      } catch (error) {
-        revival.failures.push(`route servers: ${messageOf(error)}`);
-      }
-      return revival;
-    },
-  };
-}
+/** What an error says, for a revival's failures. */
+export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
