@@ -241,14 +241,17 @@ function parsePageToken(raw: string | undefined): { token?: string; cursor?: Cur
 }
 
 /** Pages a list held in memory (small, fixed lists such as the extensions). */
-export function staticSource(items: Record<string, unknown>[]): ListSource {
+export function staticSource(items: Record<string, unknown>[], key = 'id'): ListSource {
   const token = createHash('sha256').update(JSON.stringify(items)).digest('base64url').slice(0, 22);
-  return ({ page }) =>
-    Promise.resolve({
-      items: page ? items.slice(page.offset, page.offset + page.limit) : items,
-      total: items.length,
+  return ({ ids, page }) => {
+    // `id` names items by their key (an extension has no id: its name is its key).
+    const chosen = ids ? items.filter((item) => ids.includes(String(item[key]))) : items;
+    return Promise.resolve({
+      items: page ? chosen.slice(page.offset, page.offset + page.limit) : chosen,
+      total: chosen.length,
       token,
     });
+  };
 }
 
 /**

@@ -63,11 +63,14 @@ export function extensionOperations(deps: {
       ajv: deps.ajv,
       filters: [],
       authenticated: false,
-      source: staticSource([
-        announce('events', 'events_list'),
-        announce(IDEMPOTENCY_EXTENSION, 'section/Retrying-writes'),
-        announce(EVENTS_RESOURCE_EXTENSION, 'events_list'),
-      ]),
+      source: staticSource(
+        [
+          announce('events', 'events_list'),
+          announce(IDEMPOTENCY_EXTENSION, 'section/Retrying-writes'),
+          announce(EVENTS_RESOURCE_EXTENSION, 'events_list'),
+        ],
+        'name',
+      ),
     }),
   ];
 }
