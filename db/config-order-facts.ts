@@ -1,4 +1,4 @@
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../domain/connections';
 import type { ConfigOrder, ConfigOrderFacts, JoiningRule } from '../domain/network-service-configs';
 import type { State } from '../domain/states';
@@ -71,24 +71,7 @@ export async function configOrderFacts(
         { ids: order.macs, scope, now },
       )
     : [];
-  // A MAC address is one member's on a service: another account's live config using it holds it.
-  const heldByOthers = order.macs.length
-    ? await select<{ id: string; address: string }>(
-        `SELECT DISTINCT m.id, m.address FROM macs m
-               JOIN macs other ON other.address = m.address
-               JOIN network_service_config_macs x ON x.mac = other.id
-               JOIN network_service_configs n ON n.id = x.network_service_config
-              WHERE m.id IN (:ids) AND n.network_service = :service AND n.consuming_account <> :consumer
-                AND n.state NOT IN (:ended) AND n.id <> :except`,
-        {
-          ids: order.macs,
-          service: order.network_service,
-          consumer: order.consuming_account,
-          ended: ENDED_STATES,
-          except: except ?? '',
-        },
-      )
-    : [];
+  const heldByOthers = await macsHeldByOthers(sequelize, order, except);
   return {
     service: service && {
       id: service.id as string,
@@ -132,7 +115,7 @@ export async function configOrderFacts(
     knownAssignments: new Set(roles.map((r) => r.id)),
     accounts: orderAccounts,
     usableMacs: new Set(macs.map((m) => m.id)),
-    macsHeldByOthers: new Map(heldByOthers.map((m) => [m.id, m.address])),
+    macsHeldByOthers: heldByOthers,
     actingAccounts: accounts,
     memberRule: memberRule && {
       type: memberRule.type as JoiningRule['type'],
@@ -142,4 +125,36 @@ export async function configOrderFacts(
     callerAllowed: Boolean(callerAllowed),
     now,
   };
+}
+
+/**
+ * Of the order's MACs, those whose address another account's live config on the same service uses
+ * (a MAC address is one member's on a service), by MAC id with the address. Read in the write's
+ * transaction, with the service's row locked, it is the word that counts; read before, it lets the
+ * rules name every problem at once.
+ */
+export async function macsHeldByOthers(
+  sequelize: Sequelize,
+  order: Pick<ConfigOrder, 'macs' | 'network_service' | 'consuming_account'>,
+  except: string | null,
+  transaction?: Transaction,
+): Promise<Map<string, string>> {
+  if (!order.macs.length) return new Map();
+  const rows = await sqlOf(sequelize).select<{ id: string; address: string }>(
+    `SELECT DISTINCT m.id, m.address FROM macs m
+       JOIN macs other ON other.address = m.address
+       JOIN network_service_config_macs x ON x.mac = other.id
+       JOIN network_service_configs n ON n.id = x.network_service_config
+      WHERE m.id IN (:ids) AND n.network_service = :service AND n.consuming_account <> :consumer
+        AND n.state NOT IN (:ended) AND n.id <> :except`,
+    {
+      ids: order.macs,
+      service: order.network_service,
+      consumer: order.consuming_account,
+      ended: ENDED_STATES,
+      except: except ?? '',
+    },
+    transaction,
+  );
+  return new Map(rows.map((row) => [row.id, row.address]));
 }

@@ -406,13 +406,7 @@ export function configProblems(
     for (const [index, mac] of order.macs.entries())
       if (!facts.usableMacs.has(mac))
         problem(`macs.${index}`, `no MAC address ${mac} of your accounts that is valid now`);
-    // Who holds it is not said: the address is all the caller gave.
-    for (const address of new Set(order.macs.map((mac) => facts.macsHeldByOthers.get(mac))))
-      if (address !== undefined)
-        problem(
-          'macs',
-          `${address} is in use on this service by another member; a MAC address is one member's`,
-        );
+    for (const held of macsHeldProblems(order.macs, facts.macsHeldByOthers)) problem(held.name, held.reason);
     if (new Set(order.macs).size !== order.macs.length) problem('macs', 'a MAC address is named twice');
   }
 
@@ -501,4 +495,21 @@ export function siblingClashes(
     }
   }
   return clashes;
+}
+
+/**
+ * The problems of naming MACs whose addresses another member uses on the service (`held`, by MAC
+ * id): one per address, naming `macs` and the address. Who holds it is not said: the address is all
+ * the caller gave.
+ */
+export function macsHeldProblems(
+  macs: readonly string[],
+  held: ReadonlyMap<string, string>,
+): PropertyError[] {
+  return [...new Set(macs.map((mac) => held.get(mac)))]
+    .filter((address): address is string => address !== undefined)
+    .map((address) => ({
+      name: 'macs',
+      reason: `${address} is in use on this service by another member; a MAC address is one member's`,
+    }));
 }

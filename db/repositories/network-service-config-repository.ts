@@ -2,7 +2,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type { ConfigOrder, SiblingConfig, TypedProperty } from '../../domain/network-service-configs';
-import { absentConfigOrder, siblingClashes } from '../../domain/network-service-configs';
+import { absentConfigOrder, macsHeldProblems, siblingClashes } from '../../domain/network-service-configs';
 import type { State } from '../../domain/states';
 import { GOING_STATES, RECONSIDER_SIGNAL, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
@@ -15,7 +15,7 @@ import { newId } from '../../domain/ids';
 import { allocatingTransaction } from '../transactions';
 import { createConfigAllocation } from '../allocation/config-resources';
 import { networkServiceConfigs } from '../network-service-configs-collection';
-import { configOrderFacts } from '../config-order-facts';
+import { configOrderFacts, macsHeldByOthers } from '../config-order-facts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
@@ -175,6 +175,28 @@ export function createNetworkServiceConfigRepository(deps: {
   const { tagsOn, allocateAddresses, replaceMacs, release } = createConfigAllocation({ sequelize });
 
   /**
+   * Refuses MACs whose addresses another member's live config on the service uses, read with the
+   * service's row locked: of two orders naming one address at once, the second sees the first.
+   */
+  async function requireMacsFree(
+    order: ConfigOrder,
+    except: string,
+    transaction: Transaction,
+  ): Promise<void> {
+    if (!order.macs.length) return;
+    await select(
+      'SELECT id FROM network_services WHERE id = :id FOR UPDATE',
+      { id: order.network_service },
+      transaction,
+    );
+    const problems = macsHeldProblems(
+      order.macs,
+      await macsHeldByOthers(sequelize, order, except, transaction),
+    );
+    if (problems.length) throw new ValidationError(problems);
+  }
+
+  /**
    * Holds the service still (its row locked) and refuses what the order would take from the
    * service's other live configs: a side of a circuit, a cloud handover and provider VLAN, a device
    * another handover uses. Concurrent orders of one service pass here one after the other.
@@ -253,6 +275,7 @@ export function createNetworkServiceConfigRepository(deps: {
         await deps.quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
         const tagging = await tagsOn(order.connection, taggingOf(order.vlan_config), id, transaction);
         await holdService(order, id, transaction);
+        await requireMacsFree(order, id, transaction);
         await run(
           `INSERT INTO network_service_configs (id, type, state, status, managing_account, consuming_account,
              billing_account, role_assignments, external_ref, purchase_order, contract_ref, network_service,
@@ -304,6 +327,8 @@ export function createNetworkServiceConfigRepository(deps: {
           next.cloud_vlan !== current.cloud_vlan
         )
           await holdService({ ...next, connection: current.connection }, id, transaction);
+        if (next.consuming_account !== current.consuming_account || onDevice(next) !== onDevice(current))
+          await requireMacsFree(next, id, transaction);
         const device = onDevice(next) !== onDevice(current);
         const to = device && row.state === 'production' ? transition(row.state, 'request_change') : row.state;
         await run(

@@ -233,6 +233,54 @@ describe('the exchange’s rules against a member trying its luck', function () 
     );
   });
 
+  it('gives a MAC address to one member only, also when two members order with it at once', async () => {
+    const thames = (await login('customer', 1)).accessToken;
+    const THAMES = CUSTOMERS.thames.account;
+    const [spreeConnection, thamesConnection] = [
+      await liveConnection(spree),
+      await connectionFor(thames, 'thames'),
+    ];
+    for (let round = 0; round < 4; round += 1) {
+      const address = `02:5f:${randomBytes(4)
+        .toString('hex')
+        .replace(/(..)(?=.)/g, '$1:')}`;
+      const macOf = async (token: string, account: string) =>
+        (
+          await request('POST', '/macs', {
+            token,
+            body: { managing_account: account, consuming_account: account, address },
+          })
+        ).body.id as string;
+      const [spreeMac, thamesMac] = [await macOf(spree, SPREE), await macOf(thames, THAMES)];
+      const answers = await Promise.all([
+        request('POST', '/network-service-configs', {
+          token: spree,
+          body: configOrder(spreeConnection, { macs: [spreeMac] }),
+        }),
+        request('POST', '/network-service-configs', {
+          token: thames,
+          body: configOrder(thamesConnection, {
+            managing_account: THAMES,
+            consuming_account: THAMES,
+            billing_account: THAMES,
+            role_assignments: ['ra-thames-cloud-noc', 'ra-thames-cloud-peering'],
+            asns: [64496],
+            macs: [thamesMac],
+          }),
+        }),
+      ]);
+      const statuses = answers.map((answer) => answer.status).sort();
+      assert.deepEqual(statuses, [201, 400], answers.map((answer) => answer.text).join('\n'));
+      const refused = answers.find((answer) => answer.status === 400)!;
+      assert.ok(
+        (refused.body.properties as Array<{ name: string; reason: string }>).some(
+          (property) => property.name === 'macs' && property.reason.includes(address),
+        ),
+        refused.text,
+      );
+    }
+  });
+
   it('gives no discoverable account a name that reads like another discoverable account’s', async () => {
     const named = (name: string, discoverable: boolean) =>
       request('POST', '/accounts', {
