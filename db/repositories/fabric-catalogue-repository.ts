@@ -1,25 +1,6 @@
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
-
-/** A port of a device of the catalogue, with its speed and the metro area network of its PoP. */
-export interface FabricPortRow {
-  device: string;
-  name: string;
-  speed: number;
-  network: string;
-}
-
-/** A route server of the catalogue (a network feature) with its exchange LAN's network and subnets. */
-export interface RouteServerRow {
-  id: string;
-  asn: number | string;
-  ip_v4: string | null;
-  ip_v6: string | null;
-  network_service: string;
-  metro_area_network: string | null;
-  subnet_v4: string | null;
-  subnet_v6: string | null;
-}
+import type { FabricCatalogue, FabricPortRow, RouteServerRow } from '../../domain/fabric-catalogue';
 
 const ROUTE_SERVERS = `SELECT f.id, f.asn, f.ip_v4, f.ip_v6, f.network_service, s.metro_area_network,
     s.subnet_v4, s.subnet_v6
@@ -30,7 +11,7 @@ const ROUTE_SERVERS = `SELECT f.id, f.asn, f.ip_v4, f.ip_v6, f.network_service, 
  * What the ovs fabric is built from, as the catalogue holds it: the devices' ports and the route
  * servers of the exchange LANs (drivers/ovs/catalogue.ts shapes them for the fabric).
  */
-export function createFabricCatalogueRepository(deps: { sequelize: Sequelize }) {
+export function createFabricCatalogueRepository(deps: { sequelize: Sequelize }): FabricCatalogue {
   const { sequelize } = deps;
   return {
     /** Every port of the catalogue's devices (or of those named), in device and port order. */

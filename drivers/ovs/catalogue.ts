@@ -2,38 +2,15 @@ import { isIPv4, isIPv6 } from 'node:net';
 import type { RouteServerPlacement, RouteServerResolver } from '../bird/driver';
 import type { FabricDevice, FabricRouteServer } from './topology';
 import { routeServerLinkOf } from './topology';
+import type { FabricCatalogue } from '../../domain/fabric-catalogue';
 
 /**
  * What the ovs fabric is made of, from the catalogue: devices with their ports and the metro area
  * network of their PoP (devices of one metro area network carry its exchange LANs, and share a core
  * bridge), and the route servers of the exchange LANs with their addresses on the LAN. The rows come
- * from the database (db/repositories/fabric-catalogue-repository.ts, which the worker and the
- * scripts hand over).
+ * from the database (domain/fabric-catalogue.ts says what they are; the worker and the scripts hand
+ * them over).
  */
-
-/** A route server of the catalogue as the database holds it. */
-interface RouteServerRow {
-  id: string;
-  asn: number | string;
-  ip_v4: string | null;
-  ip_v6: string | null;
-  network_service: string;
-  metro_area_network: string | null;
-  subnet_v4: string | null;
-  subnet_v6: string | null;
-}
-
-/** The catalogue's rows the fabric is built from. */
-export interface FabricCatalogue {
-  /** Every port of the catalogue's devices (or of those named), in device and port order. */
-  ports(
-    only?: readonly string[],
-  ): Promise<Array<{ device: string; name: string; speed: number; network: string }>>;
-  /** Every route server of the catalogue, in id order. */
-  routeServers(): Promise<RouteServerRow[]>;
-  /** The route server that is network feature `id`, if there is one. */
-  routeServer(id: string): Promise<RouteServerRow | undefined>;
-}
 
 /** Every device of the catalogue (or those named) with its ports, their speeds, and its network. */
 export async function fabricDevices(
