@@ -4,7 +4,7 @@ import type { ConfigOrder, ConfigOrderFacts, JoiningRule } from '../domain/netwo
 import type { State } from '../domain/states';
 import { ENDED_STATES } from '../domain/states';
 import { instantOrNull, numberOrNull, sqlOf } from './collection';
-import { orderAccountsOf } from './order-accounts';
+import { orderAccountsOf, orderRoleAssignments } from './order-accounts';
 
 /**
  * What the rules need to know of an order: the service with where its offering delivers, the
@@ -55,13 +55,7 @@ export async function configOrderFacts(
         { id: offeringId },
       )
     : [];
-  const roles = order.role_assignments.length
-    ? await select<{ id: string; role: string }>(
-        `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
-             WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
-        { ids: order.role_assignments, scope },
-      )
-    : [];
+  const roles = await orderRoleAssignments(sequelize, order.role_assignments, scope);
   const orderAccounts = await orderAccountsOf(sequelize, order);
   const macs = order.macs.length
     ? await select<{ id: string }>(

@@ -2,7 +2,7 @@ import type { Sequelize } from 'sequelize';
 import type { OrderAccountProperty, OrderAccounts } from '../domain/order-accounts';
 import type { CrossConnectInitiator } from '../domain/connections';
 import { instantOrNull, sqlOf } from './collection';
-import { orderAccountsOf } from './order-accounts';
+import { orderAccountsOf, orderRoleAssignments } from './order-accounts';
 import type { NewConnection, OrderedOffering } from './repositories/connection-repository';
 
 /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -41,13 +41,7 @@ export async function connectionOrderFacts(
   accounts: readonly string[],
 ): Promise<{ roles: Map<string, string>; accounts: OrderAccounts; maxLagMembers: number }> {
   const { select } = sqlOf(sequelize);
-  const assignments = input.role_assignments.length
-    ? await select<{ id: string; role: string }>(
-        `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
-             WHERE ra.id IN (:ids) AND (c.managing_account IN (:accounts) OR c.consuming_account IN (:accounts))`,
-        { ids: input.role_assignments, accounts: accounts.length ? accounts : [''] },
-      )
-    : [];
+  const assignments = await orderRoleAssignments(sequelize, input.role_assignments, accounts);
   const orderAccounts = await orderAccountsOf(sequelize, input);
   const [lag] = await select<{ max_lag: number | null }>('SELECT MIN(max_lag) AS max_lag FROM devices', {});
   return {

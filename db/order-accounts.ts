@@ -29,3 +29,20 @@ export async function orderAccountsOf(
     billingAccountCanPay: Boolean(Number(byId.get(order.billing_account)?.pays ?? 0)),
   };
 }
+
+/**
+ * Of an order's role assignments, those of contacts one of `accounts` holds (manages or consumes),
+ * with the role each gives; the others count as unknown to the order rules.
+ */
+export async function orderRoleAssignments(
+  sequelize: Sequelize,
+  ids: readonly string[],
+  accounts: readonly string[],
+): Promise<Array<{ id: string; role: string }>> {
+  if (!ids.length) return [];
+  return sequelize.query<{ id: string; role: string }>(
+    `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
+     WHERE ra.id IN (:ids) AND (c.managing_account IN (:accounts) OR c.consuming_account IN (:accounts))`,
+    { replacements: { ids, accounts: accounts.length ? accounts : [''] }, type: QueryTypes.SELECT },
+  );
+}

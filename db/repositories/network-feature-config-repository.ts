@@ -13,7 +13,7 @@ import type { StatusEntry } from '../../domain/status';
 import { numberOrNull, resourceReader, sqlOf } from '../collection';
 import { newId } from '../../domain/ids';
 import { networkFeatureConfigs } from '../network-feature-configs-collection';
-import { orderAccountsOf } from '../order-accounts';
+import { orderAccountsOf, orderRoleAssignments } from '../order-accounts';
 import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
@@ -170,13 +170,7 @@ export function createNetworkFeatureConfigRepository(deps: {
             { id: config.id },
           )
         : [];
-      const roles = order.role_assignments.length
-        ? await select<{ id: string; role: string }>(
-            `SELECT ra.id, ra.role FROM role_assignments ra JOIN contacts c ON c.id = ra.contact
-             WHERE ra.id IN (:ids) AND (c.managing_account IN (:scope) OR c.consuming_account IN (:scope))`,
-            { ids: order.role_assignments, scope },
-          )
-        : [];
+      const roles = await orderRoleAssignments(sequelize, order.role_assignments, scope);
       const orderAccounts = await orderAccountsOf(sequelize, order);
       const parse = <T>(text: string | null | undefined, fallback: T): T =>
         text ? (JSON.parse(text) as T) : fallback;
