@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { QueryTypes } from 'sequelize';
 import type { NativeConnection, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import {
   makeWorkflowExporter,
@@ -80,12 +79,9 @@ function routeServerLookup(db: Database): (device: string) => Promise<boolean> {
   return async (device) => {
     const cached = known.get(device);
     if (cached !== undefined) return cached;
-    const rows = await db.sequelize.query<{ id: string }>(
-      "SELECT id FROM network_features WHERE id = :device AND type = 'route_server'",
-      { replacements: { device }, type: QueryTypes.SELECT },
-    );
-    known.set(device, rows.length > 0);
-    return rows.length > 0;
+    const isRouteServer = (await db.fabricCatalogue.routeServer(device)) !== undefined;
+    known.set(device, isRouteServer);
+    return isRouteServer;
   };
 }
 

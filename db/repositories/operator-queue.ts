@@ -16,6 +16,12 @@ const LIFECYCLE_TABLES: ReadonlyArray<[QueuedResourceType, string, (id: string) 
   ['network_feature_config', 'network_feature_configs', featureConfigWorkflowId],
 ];
 
+/** How the workflow of each kind of queued resource is named. */
+const WORKFLOW_OF = new Map<QueuedResourceType, (id: string) => string>([
+  ...LIFECYCLE_TABLES.map(([type, , workflowId]) => [type, workflowId] as const),
+  ['account', onboardingWorkflowId],
+]);
+
 /** The status tags of a connection whose cross-connect is awaited. */
 const CROSS_CONNECT_TAGS = ['cross_connect_pending', 'cross_connect_ordered', 'loa_missing'];
 
@@ -68,10 +74,6 @@ export function createOperatorQueue(deps: { sequelize: Sequelize; clock?: () => 
           type: QueryTypes.SELECT,
         },
       );
-      const workflowOf = new Map<string, (id: string) => string>([
-        ...LIFECYCLE_TABLES.map(([type, , workflowId]) => [type, workflowId] as const),
-        ['account', onboardingWorkflowId],
-      ]);
       return rows
         .map((row) => {
           const kind = KIND_OF_STATE[row.state];
@@ -87,7 +89,7 @@ export function createOperatorQueue(deps: { sequelize: Sequelize; clock?: () => 
               ? `goes on ${row.decommission_at}`
               : status.map((entry) => entry.message).join(' ') || `in state ${row.state}`,
             ...(decommissioning ? { day: row.decommission_at! } : {}),
-            workflowId: workflowOf.get(row.resource_type)!(row.id),
+            workflowId: WORKFLOW_OF.get(row.resource_type)!(row.id),
           };
         })
         .sort((a, b) => a.since.localeCompare(b.since) || a.id.localeCompare(b.id));
