@@ -1,27 +1,27 @@
-import { continueAsNew, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { remoteActivities, storeActivities } from './activity-proxies';
 import { SEVERITY } from '../domain/status';
-import type { ProvisionConnectionInput } from './connection-provisioning-v1';
-import { provisionConnectionV1 } from './connection-provisioning-v1';
 import type { Frame, Outcome } from './lifecycle';
 import { crossConnectCompletedSignal, runLifecycle, statusEntry, waitingFor } from './lifecycle';
 
-export type { ProvisionConnectionInput } from './connection-provisioning-v1';
+export interface ProvisionConnectionInput {
+  connectionId: string;
+  /** Overrides the worker's setting of how long the exchange's own cross-connect takes (ms). */
+  crossConnectDelayMs?: number;
+}
 export { crossConnectCompletedSignal };
 
 const activities = storeActivities();
 const device = remoteActivities<'configureConnection' | 'deconfigureConnection' | 'checkConnectionOptics'>();
-
-/** Marks runs that live on the lifecycle framing; runs begun before live the loop of their own. */
-export const CONNECTION_ON_LIFECYCLE = 'connection-on-lifecycle';
 
 type ConnectionAgenda = NonNullable<Awaited<ReturnType<Activities['connectionAgenda']>>>;
 
 const today = (): string => new Date(Date.now()).toISOString().slice(0, 10);
 
 /**
- * The life of one connection, from its order to its decommissioning, on the lifecycle framing
+ * The life of one connection (the workflow type `provisionConnection`, which runs it unless the run
+ * began before it: see workflows/legacy/connection.ts), from its order to its decommissioning, on the lifecycle framing
  * every stateful resource shares (workflows/lifecycle.ts). It provisions the allocated ports
  * (configure, cross-connect, test, production), then waits in production for what the API asks of
  * it: a change of the bundle or its ports (a port reservation that joins or, on its day, leaves),
@@ -29,8 +29,7 @@ const today = (): string => new Date(Date.now()).toISOString().slice(0, 10);
  * everything back. Failures retrying cannot fix put the connection in `error` or `operator` with a
  * status saying what to do, until an operator signals.
  */
-export async function provisionConnection(input: ProvisionConnectionInput): Promise<Outcome> {
-  if (!patched(CONNECTION_ON_LIFECYCLE)) return provisionConnectionV1(input);
+export async function connectionOnLifecycle(input: ProvisionConnectionInput): Promise<Outcome> {
   const { connectionId, crossConnectDelayMs } = input;
   /** Where the ports are: read with the first agenda, and kept (what is configured follows the row). */
   let placement!: NonNullable<Awaited<ReturnType<Activities['connectionPlacement']>>>;
@@ -164,7 +163,7 @@ export async function provisionConnection(input: ProvisionConnectionInput): Prom
       );
       await activities.releaseConnectionPorts({ connectionId });
     },
-    continueAsNew: () => continueAsNew<typeof provisionConnection>({ connectionId, crossConnectDelayMs }),
+    continueAsNew: () => continueAsNew<typeof connectionOnLifecycle>({ connectionId, crossConnectDelayMs }),
     farewell: {
       cancelled: 'The order was cancelled; its ports went back to the exchange.',
       decommissioned: 'The connection is decommissioned; its ports went back to the exchange.',

@@ -1,5 +1,7 @@
 export * from './account-onboarding';
-export * from './connection-provisioning';
+export { crossConnectCompletedSignal } from './connection-provisioning';
+export type { ProvisionConnectionInput } from './connection-provisioning';
+export { provisionConnection } from './legacy/connection';
 export * from './lifecycle';
 export * from './network-service-config-provisioning';
 export * from './network-service-provisioning';

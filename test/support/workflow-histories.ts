@@ -32,7 +32,7 @@ export interface WorkflowTypeDefinition {
  */
 export const WORKFLOW_TYPES = {
   provisionConnection: {
-    file: 'workflows/connection-provisioning.ts',
+    file: 'workflows/legacy/connection.ts',
     notApplicable: {},
   },
   provisionNetworkService: {

@@ -10,7 +10,7 @@ const FORBIDDEN: [string, string][] = [
   ['api/server.ts', "import { LabDriver as x } from '../drivers/lab/driver';"],
   ['api/routes/statistics.ts', "import type { DeviceDriver as x } from '../../drivers/contract';"],
   ['api/server.ts', "import { createActivities as x } from '../activities';"],
-  ['api/server.ts', "import { provisionConnection as x } from '../workflows/connection-provisioning';"],
+  ['api/server.ts', "import { connectionOnLifecycle as x } from '../workflows/connection-provisioning';"],
   ['worker/main.ts', "import { createApiMetrics as x } from '../api/metrics';"],
   ['temporal/client.ts', "import { startApi as x } from '../api/server';"],
   ['drivers/lab/driver.ts', "import { openDatabase as x } from '../../db';"],
@@ -27,6 +27,7 @@ const FORBIDDEN: [string, string][] = [
   ['conformance/cli.ts', "import { startApi as x } from '../api/server';"],
   ['conformance/checks/auth.ts', "import { openDatabase as x } from '../../db';"],
   ['spec/index.ts', "import { STATES as x } from '../domain/states';"],
+  ['workflows/connection-provisioning.ts', "import { provisionConnectionV1 as x } from './legacy/connection-provisioning-v1';"],
 ];
 
 /** Imports it allows, one per folder at least. */
@@ -41,6 +42,8 @@ const ALLOWED: [string, string][] = [
   ['domain/states.ts', "import type { components as x } from '../spec/types';"],
   ['conformance/cli.ts', "import { loadSpec as x } from '../spec';"],
   ['scripts/admin.ts', "import { startApi as x } from '../api/server';"],
+  ['workflows/index.ts', "import { provisionConnection as x } from './legacy/connection';"],
+  ['workflows/legacy/connection.ts', "import { provisionConnectionV1 as x } from './connection-provisioning-v1';"],
 ];
 
 describe('the folder layout is enforced by lint', function () {

@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { ProvisionConnectionInput } from '../../../workflows/connection-provisioning';
-import { provisionConnection } from '../../../workflows/connection-provisioning';
-import { provisionConnectionV1 } from '../../../workflows/connection-provisioning-v1';
+import { connectionOnLifecycle } from '../../../workflows/connection-provisioning';
+import { provisionConnectionV1 } from '../../../workflows/legacy/connection-provisioning-v1';
 
 /** What the tier's workers run: every workflow of the service, and the test's own below. */
 export * from '../../../workflows';
@@ -9,10 +9,10 @@ export * from '../../../workflows';
 /**
  * A connection's run as begun before its workflow lived on the lifecycle framing: the first run
  * lives the loop such runs live (their histories replay through it), the runs it continues as live
- * what `provisionConnection` lives now.
+ * what `provisionConnection` runs now.
  */
 export async function connectionBeganBeforeFraming(input: ProvisionConnectionInput) {
   return workflowInfo().continuedFromExecutionRunId === undefined
     ? provisionConnectionV1(input)
-    : provisionConnection(input);
+    : connectionOnLifecycle(input);
 }

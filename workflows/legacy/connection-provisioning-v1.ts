@@ -9,11 +9,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
-import type { Activities } from '../activities';
-import { RESOURCE_STATE } from '../domain/search-attributes';
-import type { State } from '../domain/states';
-import { ENDED_STATES } from '../domain/states';
-import type { StatusEntry } from '../domain/status';
+import type { Activities } from '../../activities';
+import { RESOURCE_STATE } from '../../domain/search-attributes';
+import type { State } from '../../domain/states';
+import { ENDED_STATES } from '../../domain/states';
+import type { StatusEntry } from '../../domain/status';
 import {
   crossConnectCompletedSignal,
   decommissionNowSignal,
@@ -22,8 +22,9 @@ import {
   reconsiderSignal,
   retryProvisioningSignal,
   retryTestingSignal,
-} from './lifecycle';
-import { SEVERITY } from '../domain/status';
+} from '../lifecycle';
+import { SEVERITY } from '../../domain/status';
+import type { ProvisionConnectionInput } from '../connection-provisioning';
 
 const retry: RetryPolicy = {
   initialInterval: '1 second',
@@ -36,11 +37,6 @@ const device = proxyActivities<
   Pick<Activities, 'configureConnection' | 'deconfigureConnection' | 'checkConnectionOptics'>
 >({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
 
-export interface ProvisionConnectionInput {
-  connectionId: string;
-  /** Overrides the worker's setting of how long the exchange's own cross-connect takes (ms). */
-  crossConnectDelayMs?: number;
-}
 
 type Outcome = State | 'deleted';
 
@@ -79,7 +75,7 @@ const untilDay = (day: string): number => Math.max(0, Date.parse(`${day}T00:00:0
 const today = (): string => new Date(Date.now()).toISOString().slice(0, 10);
 
 /**
- * Marks runs that leave this loop for the lifecycle framing (connection-provisioning.ts) the next
+ * Marks runs that leave this loop for the lifecycle framing (../connection-provisioning.ts) the next
  * time they wait in production: they start afresh as a run of the framing, with the same input.
  */
 export const CONNECTION_MOVES_TO_LIFECYCLE = 'connection-moves-to-lifecycle';
