@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { QueryTypes } from 'sequelize';
 import { LabDriver } from '../../drivers/lab/driver';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { settleConnections } from '../support/connections';
@@ -7,181 +6,24 @@ import { configOrder, deviceOf, orderConnection, propertyNames, reaches } from '
 import type { HttpResponse } from '../support/http';
 import { login, request } from '../support/http';
 import { stack } from '../support/stack';
-import {
-  connectionFor,
-  CUSTOMERS,
-  decommissionNow,
-  roomiestFrankfurtOfferings,
-  vcConfig,
-} from '../support/virtual-circuits';
+import { connectionFor, roomiestFrankfurtOfferings, vcConfig } from '../support/virtual-circuits';
 import { eventually } from '../support/wait';
-
-const SPREE = CUSTOMERS.spree.account;
-const THAMES = CUSTOMERS.thames.account;
-const PETIT = 'acc-petit-reseau';
-const TRANSIT = 'acc-transit-partners';
-
-/** What a config of every type shows. */
-const SHARED = [
-  'id',
-  'type',
-  'state',
-  'status',
-  'network_service',
-  'managing_account',
-  'consuming_account',
-  'billing_account',
-  'role_assignments',
-  'connection',
-  'vlan_config',
-  'network_feature_configs',
-  'external_ref',
-  'purchase_order',
-  'contract_ref',
-  'decommission_at',
-  'charged_until',
-  'current_billing_start_date',
-];
-
-/** What a config of each type shows besides. */
-const OWN: Record<string, string[]> = {
-  exchange_lan: ['asns', 'capacity', 'ips', 'listed', 'macs', 'product_offering'],
-  p2p_vc: ['capacity', 'product_offering'],
-  mp2mp_vc: ['capacity', 'macs', 'product_offering'],
-  p2mp_vc: ['capacity', 'product_offering', 'role'],
-  cloud_vc: ['cloud_vlan', 'handover'],
-};
-
-interface Config {
-  id: string;
-  type: string;
-  state: string;
-  connection: string;
-  vlan_config: { vlan_type: string; vlan?: number | null };
-  [property: string]: unknown;
-}
-
-const sql = <T extends object>(query: string, replacements: Record<string, unknown> = {}) =>
-  stack().db.sequelize.query<T>(query, { replacements, type: QueryTypes.SELECT });
-const run = (query: string, replacements: Record<string, unknown> = {}) =>
-  stack().db.sequelize.query(query, { replacements });
-
-let fixtures = 0;
-
-/** A customer's service of `type`, stored as its owner's order leaves it (Spree's unless said). */
-async function serviceFixture(
-  type: string,
-  fields: {
-    product_offering: string;
-    managing_account?: string;
-    consuming_account?: string;
-    joining_member_account?: string;
-    state?: string;
-    capacity?: number;
-    public?: boolean;
-    diversity?: number;
-    cloud_key?: string;
-  },
-): Promise<string> {
-  fixtures += 1;
-  const id = `ns-vcc-${type.replace('_', '-')}-${fixtures}`;
-  const consuming = fields.consuming_account ?? SPREE;
-  await run(
-    `INSERT INTO network_services (id, type, name, display_name, product_offering, metro_area_network,
-       managing_account, consuming_account, billing_account, state, status, external_ref, purchase_order,
-       contract_ref, nsc_required_contact_roles, joining_member_account, capacity, public, cloud_key, diversity,
-       created_at, updated_at)
-     VALUES (:id, :type, NULL, :display_name, :product_offering, 'man-fra', :managing_account, :consuming_account,
-       :consuming_account, :state, '[]', NULL, '', NULL, '["role-noc"]', :joining_member_account, :capacity,
-       :public, :cloud_key, :diversity, NOW(3), NOW(3))`,
-    {
-      id,
-      type,
-      display_name: `Fixture ${id}`,
-      product_offering: fields.product_offering,
-      managing_account: fields.managing_account ?? consuming,
-      consuming_account: consuming,
-      state: fields.state ?? 'requested',
-      joining_member_account: fields.joining_member_account ?? null,
-      capacity: fields.capacity ?? null,
-      public: fields.public ? 1 : 0,
-      cloud_key: fields.cloud_key ?? null,
-      diversity: fields.diversity ?? null,
-    },
-  );
-  return id;
-}
-
-/** A member joining rule of a service for `account`, set by the service's owner. */
-async function joiningRule(
-  service: string,
-  account: string,
-  type: 'allow' | 'deny',
-  bounds: { capacity_min?: number; capacity_max?: number } = {},
-): Promise<void> {
-  fixtures += 1;
-  await run(
-    `INSERT INTO member_joining_rules (id, type, network_service, consuming_account, managing_account,
-       external_ref, capacity_min, capacity_max, created_at, updated_at)
-     SELECT :id, :type, s.id, :account, s.managing_account, NULL, :min, :max, NOW(3), NOW(3)
-     FROM network_services s WHERE s.id = :service`,
-    {
-      id: `mjr-vcc-${fixtures}`,
-      type,
-      service,
-      account,
-      min: bounds.capacity_min ?? null,
-      max: bounds.capacity_max ?? null,
-    },
-  );
-}
-
-/** How many configs a service has; a refused order adds none. */
-async function configCount(service: string): Promise<number> {
-  const [row] = await sql<{ n: number }>(
-    'SELECT COUNT(*) AS n FROM network_service_configs WHERE network_service = :service',
-    { service },
-  );
-  return Number(row.n);
-}
-
-/** A config order of Petit Reseau's (through its reseller) on `connection`. */
-const petitConfig = (
-  type: string,
-  service: string,
-  connection: string,
-  extra: Record<string, unknown> = {},
-) => ({
-  type,
-  network_service: service,
-  managing_account: PETIT,
-  consuming_account: PETIT,
-  billing_account: PETIT,
-  role_assignments: ['ra-petit-reseau-noc'],
-  connection,
-  vlan_config: { vlan_type: 'dot1q' },
-  ...extra,
-});
-
-/** How many statements of this database wait for a lock. */
-async function lockWaits(): Promise<number> {
-  const [row] = await sql<{ n: number }>(
-    `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t
-     JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-     WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()`,
-  );
-  return Number(row.n);
-}
-
-/** The rate limit the lab device applies to a config, once it carries it. */
-async function rateLimitOf(connection: string, config: string): Promise<number | null> {
-  return eventually(`${config} on the device`, async () => {
-    const [found] = await new LabDriver(stack().db.sequelize).readServices(await deviceOf(connection), [
-      config,
-    ]);
-    return found ? found.rateLimit : undefined;
-  });
-}
+import type { Config } from '../support/virtual-circuit-configs';
+import {
+  SPREE,
+  THAMES,
+  PETIT,
+  TRANSIT,
+  SHARED,
+  OWN,
+  sql,
+  serviceFixture,
+  joiningRule,
+  configCount,
+  petitConfig,
+  lockWaits,
+} from '../support/virtual-circuit-configs';
+import { describeChangingConfigs } from '../support/virtual-circuit-config-changes';
 
 describe('network service configs of virtual circuits', function () {
   this.timeout(300_000);
@@ -609,174 +451,31 @@ describe('network service configs of virtual circuits', function () {
     assert.equal((await read(spree, picked.id)).cloud_vlan, null);
   });
 
-  it('changes a config by PUT and PATCH under the same rules; a new role or handover goes onto the device', async () => {
-    const p2mp = await serviceFixture('p2mp_vc', { product_offering: 'po-p2mp-vc-fra' });
-    const leaf = await created(spree, vcConfig('spree', 'p2mp_vc', p2mp, spreeFra));
-    const path = `/network-service-configs/${leaf.id}`;
-    await reaches(spree, path, 'production');
-    const revision = async (id: string) =>
-      Number(
-        (
-          await sql<{ revision: number }>('SELECT revision FROM network_service_configs WHERE id = :id', {
-            id,
-          })
-        )[0].revision,
-      );
-    const before = await revision(leaf.id);
-    const rooted = await request('PATCH', path, { token: spree, body: { role: 'root' } });
-    assert.equal(rooted.status, 202, rooted.text);
-    assert.equal(rooted.body.state, 'production_change_pending');
-    assert.equal(rooted.body.role, 'root');
-    assert.equal(await revision(leaf.id), before + 1);
-    await reaches(spree, path, 'production');
-    // A replacement that leaves the role out makes the config a leaf again.
-    const { network_service: _service, ...replacing } = vcConfig('spree', 'p2mp_vc', p2mp, spreeFra, {
-      vlan_config: rooted.body.vlan_config,
-    });
-    const replaced = await request('PUT', path, { token: spree, body: replacing });
-    assert.equal(replaced.status, 202, replaced.text);
-    assert.equal(replaced.body.role, 'leaf');
-    await reaches(spree, path, 'production');
-    for (const [property, body] of [
-      ['macs', { macs: [spreeMac] }],
-      ['capacity', { capacity: 50 }],
-      ['handover', { handover: 1 }],
-      ['role', { role: 'trunk' }],
-      ['type', { type: 'mp2mp_vc' }],
-      ['network_service', { network_service: 'ns-exchange-lan-fra' }],
-    ] as const) {
-      const refusedChange = await request('PATCH', path, { token: spree, body });
-      assert.equal(refusedChange.status, 400, `${property}: ${refusedChange.text}`);
-      assert.ok(propertyNames(refusedChange).includes(property), `${property}: ${refusedChange.text}`);
-    }
-    assert.equal((await read(spree, leaf.id)).role, 'leaf');
-
-    // A cloud handover moves within the service's rules.
-    const [roomiest] = await roomiestFrankfurtOfferings(1);
-    const first = await connectionFor(spree, 'spree', roomiest);
-    const nimbus = await serviceFixture('cloud_vc', {
-      product_offering: 'po-cloud-nimbus-fra',
-      diversity: 2,
-      cloud_key: 'nimbus-spree-0003',
-    });
-    const all = await created(
-      spree,
-      vcConfig('spree', 'cloud_vc', nimbus, first, { handover: 1, cloud_vlan: null }),
-    );
-    const picked = await created(
-      spree,
-      vcConfig('spree', 'cloud_vc', nimbus, first, { handover: 1, cloud_vlan: 300 }),
-    );
-    const pickedPath = `/network-service-configs/${picked.id}`;
-    await conflicting(request('PATCH', pickedPath, { token: spree, body: { cloud_vlan: null } }), all.id);
-    const moved = await request('PATCH', pickedPath, { token: spree, body: { handover: 2 } });
-    assert.ok(propertyNames(moved).includes('connection'), moved.text);
-    const beyond = await request('PATCH', pickedPath, { token: spree, body: { handover: 3 } });
-    assert.ok(propertyNames(beyond).includes('handover'), beyond.text);
-    const revisionBefore = await revision(picked.id);
-    const repicked = await request('PATCH', pickedPath, { token: spree, body: { cloud_vlan: 301 } });
-    assert.equal(repicked.status, 202, repicked.text);
-    assert.equal(repicked.body.cloud_vlan, 301);
-    assert.equal(await revision(picked.id), revisionBefore + 1);
-    const stratus = await serviceFixture('cloud_vc', {
-      product_offering: 'po-cloud-stratus-fra',
-      diversity: 1,
-      cloud_key: 'stratus-spree003',
-    });
-    const single = await created(
-      spree,
-      vcConfig('spree', 'cloud_vc', stratus, first, { handover: 1, cloud_vlan: null }),
-    );
-    const vlan = await request('PATCH', `/network-service-configs/${single.id}`, {
-      token: spree,
-      body: { cloud_vlan: 5 },
-    });
-    assert.ok(propertyNames(vlan).includes('cloud_vlan'), vlan.text);
-
-    // An end of a circuit stays with a side of it.
-    const resold = await serviceFixture('p2p_vc', {
-      product_offering: 'po-p2p-vc-fra',
-      managing_account: TRANSIT,
-      consuming_account: PETIT,
-      joining_member_account: SPREE,
-    });
-    const end = await created(reseller, petitConfig('p2p_vc', resold, petitFra));
-    const handedOn = await request('PATCH', `/network-service-configs/${end.id}`, {
-      token: reseller,
-      body: { consuming_account: TRANSIT },
-    });
-    assert.ok(propertyNames(handedOn).includes('consuming_account'), handedOn.text);
-    assert.equal((await read(reseller, end.id)).consuming_account, PETIT);
-  });
-
-  it('limits a config’s rate to the least of its capacity, its service’s and its joining rule’s cap', async () => {
-    const circuit = await serviceFixture('p2p_vc', {
-      product_offering: 'po-p2p-vc-fra',
-      joining_member_account: THAMES,
-      capacity: 800,
-    });
-    const a = await created(spree, vcConfig('spree', 'p2p_vc', circuit, spreeFra));
-    const b = await created(thames, vcConfig('thames', 'p2p_vc', circuit, thamesFra, { capacity: 500 }));
-    const shared = await serviceFixture('mp2mp_vc', { product_offering: 'po-mp2mp-vc-fra' });
-    await joiningRule(shared, THAMES, 'allow', { capacity_max: 300 });
-    const own = await created(spree, vcConfig('spree', 'mp2mp_vc', shared, spreeFra));
-    const member = await created(
-      thames,
-      vcConfig('thames', 'mp2mp_vc', shared, thamesFra, { capacity: 1_000 }),
-    );
-    await reaches(spree, `/network-service-configs/${a.id}`, 'production');
-    await reaches(thames, `/network-service-configs/${b.id}`, 'production');
-    await reaches(spree, `/network-service-configs/${own.id}`, 'production');
-    await reaches(thames, `/network-service-configs/${member.id}`, 'production');
-    assert.equal(await rateLimitOf(spreeFra, a.id), 800, 'the circuit’s bandwidth');
-    assert.equal(await rateLimitOf(thamesFra, b.id), 500, 'the end’s own capacity');
-    assert.equal(await rateLimitOf(spreeFra, own.id), null, 'no limit anywhere');
-    assert.equal(await rateLimitOf(thamesFra, member.id), 300, 'the rule’s cap over the config’s capacity');
-    assert.equal((await read(thames, member.id)).capacity, 1_000, 'the config keeps what it asked for');
-  });
-
-  it('cancels a config by its policy, and asks every live config of a service to go with it', async () => {
-    const shared = await serviceFixture('mp2mp_vc', { product_offering: 'po-mp2mp-vc-fra', public: true });
-    const own = await created(spree, vcConfig('spree', 'mp2mp_vc', shared, spreeFra));
-    const member = await created(thames, vcConfig('thames', 'mp2mp_vc', shared, thamesFra));
-    const early = await created(spree, vcConfig('spree', 'mp2mp_vc', shared, spreeFra));
-    for (const [token, config] of [
-      [spree, own],
-      [thames, member],
-      [spree, early],
-    ] as const)
-      await reaches(token, `/network-service-configs/${config.id}`, 'production');
-    const policy = await request('GET', `/network-service-configs/${early.id}/cancellation-policy`, {
-      token: spree,
-    });
-    assert.equal(policy.status, 200, policy.text);
-    assert.equal(await retire(spree, early.id), 'decommissioned');
-    assert.equal(
-      (await request('DELETE', `/network-service-configs/${early.id}`, { token: spree })).body.state,
-      'archived',
-    );
-
-    const { db } = stack();
-    const messages = await db.sequelize.transaction((transaction) =>
-      db.networkServiceConfigs.cascadeFromService(
-        shared,
-        { decommission_at: '2099-01-01', charged_until: '2099-01-01' },
-        transaction,
-      ),
-    );
-    assert.equal(messages.length, 2, 'one reconsideration for each live config');
-    for (const [token, config] of [
-      [spree, own],
-      [thames, member],
-    ] as const) {
-      const going = await read(token, config.id);
-      assert.equal(going.state, 'decommission_requested');
-      assert.equal(going.decommission_at, '2099-01-01');
-    }
-    assert.equal((await read(spree, early.id)).state, 'archived', 'what is gone stays so');
-    await decommissionNow(configWorkflowId(own.id));
-    await decommissionNow(configWorkflowId(member.id));
-    await reaches(spree, `/network-service-configs/${own.id}`, 'decommissioned');
-    await reaches(thames, `/network-service-configs/${member.id}`, 'decommissioned');
+  describeChangingConfigs({
+    get spree() {
+      return spree;
+    },
+    get thames() {
+      return thames;
+    },
+    get reseller() {
+      return reseller;
+    },
+    get spreeFra() {
+      return spreeFra;
+    },
+    get thamesFra() {
+      return thamesFra;
+    },
+    get petitFra() {
+      return petitFra;
+    },
+    get spreeMac() {
+      return spreeMac;
+    },
+    created,
+    read,
+    conflicting,
+    retire,
   });
 });

@@ -1,11 +1,25 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
-import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../config/config';
 import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
+import {
+  compose,
+  dependenciesOf,
+  environmentOf,
+  isOneShot,
+  isPinned,
+  mountedSecrets,
+  rawCompose,
+  read,
+  references,
+  ROOT,
+  scriptOf,
+  serviceNamed,
+  words,
+} from '../support/compose';
 
 /**
  * Static checks of the production deployment files: docker-compose.yml, Dockerfile, .dockerignore,
@@ -15,48 +29,6 @@ import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
  * scripts/temporal-server.sh pins.
  */
 
-const ROOT = path.resolve(__dirname, '../..');
-const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8');
-
-type Scalar = string | number | boolean | null;
-type Environment = Record<string, Scalar> | string[];
-type DependsOn = string[] | Record<string, { condition: string }>;
-
-interface Healthcheck {
-  test?: string | string[];
-  disable?: boolean;
-}
-
-type SecretReference = string | { source: string; target?: string };
-
-interface Service {
-  image?: string;
-  build?: unknown;
-  command?: string | string[];
-  entrypoint?: string | string[];
-  environment?: Environment;
-  healthcheck?: Healthcheck;
-  restart?: string;
-  depends_on?: DependsOn;
-  ports?: unknown[];
-  secrets?: SecretReference[];
-  volumes?: unknown[];
-  deploy?: { replicas?: number | string };
-  container_name?: string;
-}
-
-interface ComposeFile {
-  services: Record<string, Service>;
-  volumes?: Record<string, unknown>;
-  secrets?: Record<string, { file?: string; environment?: string }>;
-}
-
-/**
- * Values of the variables an operator sets in .env (none is required: secrets are files). Compose
- * fails on a required one (${VAR:?...}) that is missing, and so does interpolate() below.
- */
-const OPERATOR_ENV: Record<string, string> = {};
-
 /** Contents of the secret files in ./secrets/, as an operator creates them (docs/deployment.md). */
 const OPERATOR_SECRETS: Record<string, string> = {
   token_signing_key: `${Buffer.alloc(48, 1).toString('base64')}\n`,
@@ -65,110 +37,6 @@ const OPERATOR_SECRETS: Record<string, string> = {
   mariadb_root_password: 'fedcba9876543210fedcba9876543210\n',
   temporal_db_password: 'aaaabbbbccccddddeeeeffff00001111\n',
 };
-
-const REFERENCE = /\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g;
-
-/** Compose-style interpolation: $$ is a literal $, ${VAR:-default}, ${VAR:?error}, ${VAR} and $VAR. */
-function interpolate(text: string, env: Record<string, string>): string {
-  return text.replace(
-    REFERENCE,
-    (match: string, braced?: string, modifier?: string, argument?: string, bare?: string) => {
-      if (match === '$$') return '$';
-      const name = braced ?? bare ?? '';
-      const value = env[name];
-      const isSet = modifier?.startsWith(':') ? value !== undefined && value !== '' : value !== undefined;
-      if (isSet) return value;
-      if (modifier?.endsWith('-')) return argument ?? '';
-      if (modifier?.endsWith('?')) throw new Error(`required variable ${name} is not set: ${argument}`);
-      return '';
-    },
-  );
-}
-
-function interpolateDeep(value: unknown, env: Record<string, string>): unknown {
-  if (typeof value === 'string') return interpolate(value, env);
-  if (Array.isArray(value)) return value.map((item) => interpolateDeep(item, env));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolateDeep(item, env)]));
-  }
-  return value;
-}
-
-function stringsIn(value: unknown): string[] {
-  if (typeof value === 'string') return [value];
-  if (Array.isArray(value)) return value.flatMap(stringsIn);
-  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(stringsIn);
-  return [];
-}
-
-const composeText = (): string => read('docker-compose.yml');
-/** The file as written, merge keys resolved, variables not interpolated. */
-const rawCompose = (): ComposeFile => parse(composeText(), { merge: true }) as ComposeFile;
-/** Every variable reference in the values of the file (comments excluded), `$$` escapes included. */
-const references = (): RegExpExecArray[] =>
-  stringsIn(parse(composeText(), { merge: true })).flatMap((text) => [...text.matchAll(REFERENCE)]);
-/**
- * The file as `docker compose` sees it once the operator's variables are set. Like Compose, it reads
- * an interpolated number where the specification wants one (deploy.replicas).
- */
-function compose(): ComposeFile {
-  const file = interpolateDeep(rawCompose(), OPERATOR_ENV) as ComposeFile;
-  for (const service of Object.values(file.services)) {
-    const replicas = service.deploy?.replicas;
-    if (service.deploy && typeof replicas === 'string' && /^\d+$/.test(replicas)) {
-      service.deploy.replicas = Number(replicas);
-    }
-  }
-  return file;
-}
-
-function serviceNamed(file: ComposeFile, name: string): Service {
-  const service = file.services[name];
-  assert.ok(service, `docker-compose.yml has no service "${name}"`);
-  return service;
-}
-
-function environmentOf(service: Service): Record<string, string> {
-  const env = service.environment ?? {};
-  if (Array.isArray(env)) {
-    return Object.fromEntries(
-      env.map((entry) => {
-        const at = entry.indexOf('=');
-        return at === -1 ? [entry, ''] : [entry.slice(0, at), entry.slice(at + 1)];
-      }),
-    );
-  }
-  return Object.fromEntries(
-    Object.entries(env).map(([key, value]) => [key, value === null ? '' : String(value)]),
-  );
-}
-
-function dependenciesOf(service: Service): Record<string, string> {
-  const deps = service.depends_on ?? [];
-  if (Array.isArray(deps)) return Object.fromEntries(deps.map((name) => [name, 'service_started']));
-  return Object.fromEntries(Object.entries(deps).map(([name, dep]) => [name, dep.condition]));
-}
-
-const words = (value: string | string[] | undefined): string[] =>
-  value === undefined ? [] : Array.isArray(value) ? value : value.trim().split(/\s+/);
-
-const isOneShot = (service: Service): boolean => service.restart === 'no';
-
-/** The whole script a service runs: its entrypoint and command, joined. */
-const scriptOf = (service: Service): string =>
-  [...words(service.entrypoint), ...words(service.command)].join(' ');
-
-/** The secrets a service mounts, by the path they appear at in the container. */
-function mountedSecrets(file: ComposeFile, name: string): Map<string, string> {
-  const mounted = new Map<string, string>();
-  for (const reference of serviceNamed(file, name).secrets ?? []) {
-    const source = typeof reference === 'string' ? reference : reference.source;
-    const target = (typeof reference === 'string' ? undefined : reference.target) ?? source;
-    assert.ok(file.secrets?.[source], `${name} mounts the undeclared secret ${source}`);
-    mounted.set(target.startsWith('/') ? target : `/run/secrets/${target}`, source);
-  }
-  return mounted;
-}
 
 /** The Temporal server version `npm run rehearse` builds, from its one place: scripts/temporal-server.sh. */
 function temporalVersion(): string {
@@ -209,16 +77,6 @@ function writeOperatorSecrets(dir: string): Record<string, string> {
       return [name, file];
     }),
   );
-}
-
-/** A tag that names a release (not "latest", has a version number) or a digest. */
-function isPinned(image: string): boolean {
-  if (/@sha256:[0-9a-f]{64}$/.test(image)) return true;
-  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
-  const colon = lastSegment.indexOf(':');
-  if (colon === -1) return false;
-  const tag = lastSegment.slice(colon + 1);
-  return tag !== '' && tag !== 'latest' && /\d/.test(tag);
 }
 
 function withoutIdKeywords(node: unknown): void {
@@ -582,328 +440,6 @@ describe('deployment: docker-compose.yml', () => {
       assert.ok(service.build, `${name} is not built from the Dockerfile`);
       const sourceDir = script.split('/')[1];
       assert.ok(build.include.includes(sourceDir), `${sourceDir}/ is not compiled by tsconfig.build.json`);
-    }
-  });
-});
-
-/** A mount of a service, from Compose's short syntax `source:target[:mode]`. */
-interface Mount {
-  source: string;
-  target: string;
-  mode: string;
-}
-
-const mountsOf = (service: Service): Mount[] =>
-  (service.volumes ?? []).map((volume) => {
-    const [source = '', target = '', mode = 'rw'] = String(volume).split(':');
-    return { source, target, mode };
-  });
-
-/** A bind mount of a file or folder next to docker-compose.yml (the others are named volumes). */
-const isBindMount = (mount: Mount): boolean => mount.source.startsWith('.') || mount.source.startsWith('/');
-
-/** The file or folder of the repository a service sees at `containerPath`, if one is mounted there. */
-function repositoryPathOf(service: Service, containerPath: string): string | undefined {
-  for (const mount of mountsOf(service).filter(isBindMount)) {
-    const inside = path.posix.relative(mount.target, containerPath);
-    if (inside.startsWith('..') || path.posix.isAbsolute(inside)) continue;
-    return path.posix.join(path.posix.normalize(mount.source), inside);
-  }
-  return undefined;
-}
-
-/** The value of a `--flag=value` of a service's command. */
-function flagOf(service: Service, flag: string): string | undefined {
-  const word = words(service.command).find((item) => item.startsWith(`${flag}=`));
-  return word?.slice(flag.length + 1);
-}
-
-/** A port from a host:port, :port or URL. */
-const portOf = (address: string): number => Number(/:(\d+)\/?$/.exec(address)?.[1]);
-
-interface ScrapeConfig {
-  job_name: string;
-  static_configs?: { targets: string[] }[];
-  dns_sd_configs?: { names: string[]; type?: string; port?: number }[];
-}
-
-interface PrometheusConfig {
-  global?: { scrape_interval?: string; evaluation_interval?: string };
-  rule_files?: string[];
-  scrape_configs?: ScrapeConfig[];
-}
-
-/** The port Prometheus listens on in its container. */
-const prometheusPort = (prometheus: Service): number =>
-  portOf(flagOf(prometheus, '--web.listen-address') ?? ':9090');
-
-/** The Prometheus configuration the prometheus service loads, and where it is in the repository. */
-function prometheusConfig(file: ComposeFile): { configFile: string; config: PrometheusConfig } {
-  const prometheus = serviceNamed(file, 'prometheus');
-  const containerPath = flagOf(prometheus, '--config.file');
-  assert.ok(containerPath, 'prometheus is not given --config.file');
-  const configFile = repositoryPathOf(prometheus, containerPath);
-  assert.ok(configFile, `${containerPath} is not mounted into prometheus from the repository`);
-  return { configFile, config: parse(read(configFile)) as PrometheusConfig };
-}
-
-/** The host:port targets of a scrape job, every name a DNS lookup asks for included. */
-const targetsOf = (job: ScrapeConfig): string[] => [
-  ...(job.static_configs ?? []).flatMap((config) => config.targets),
-  ...(job.dns_sd_configs ?? []).flatMap((config) => config.names.map((name) => `${name}:${config.port}`)),
-];
-
-/** The parsed YAML files of a folder of the repository. */
-const yamlFilesIn = (folder: string): unknown[] =>
-  readdirSync(path.join(ROOT, folder))
-    .filter((name) => /\.ya?ml$/.test(name))
-    .map((name): unknown => parse(read(path.posix.join(folder, name))));
-
-/** A Prometheus file glob (`*` within one folder) as a regular expression. */
-const globPattern = (glob: string): RegExp =>
-  new RegExp(
-    `^${glob
-      .split('*')
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[^/]*')}$`,
-  );
-
-describe('deployment: Prometheus and Grafana', () => {
-  it('mounts only files and folders of the repository, read-only', () => {
-    const file = compose();
-    for (const [name, service] of Object.entries(file.services)) {
-      for (const mount of mountsOf(service)) {
-        if (!isBindMount(mount)) {
-          assert.ok(file.volumes?.[mount.source], `${name} mounts the undeclared volume ${mount.source}`);
-          continue;
-        }
-        assert.ok(mount.source.startsWith('./'), `${name} mounts ${mount.source}, outside the repository`);
-        assert.ok(
-          existsSync(path.join(ROOT, mount.source)),
-          `${name} mounts ${mount.source}, which does not exist`,
-        );
-        assert.equal(mount.mode, 'ro', `${name} mounts ${mount.source} writable`);
-      }
-    }
-  });
-
-  it('runs Prometheus from deploy/prometheus, keeping 30 days of samples on a named volume', () => {
-    const file = compose();
-    const prometheus = serviceNamed(file, 'prometheus');
-    const { configFile, config } = prometheusConfig(file);
-    assert.equal(configFile, 'deploy/prometheus/prometheus.yml');
-    assert.equal(config.global?.scrape_interval, '15s');
-    assert.equal(config.global?.evaluation_interval, '15s');
-    const storage = flagOf(prometheus, '--storage.tsdb.path');
-    const volume = mountsOf(prometheus).find((mount) => mount.target === storage);
-    assert.ok(volume && !isBindMount(volume), `--storage.tsdb.path ${storage} is not on a named volume`);
-    assert.equal(flagOf(prometheus, '--storage.tsdb.retention.time'), '30d');
-    const port = prometheusPort(prometheus);
-    assert.ok((prometheus.ports ?? []).length > 0, 'prometheus publishes no port');
-    for (const published of prometheus.ports ?? []) {
-      assert.equal(
-        published,
-        `127.0.0.1:${port}:${port}`,
-        'prometheus is published on the loopback interface only',
-      );
-    }
-    assert.ok(
-      words(prometheus.healthcheck?.test).includes(`http://127.0.0.1:${port}/-/ready`),
-      'the health check does not ask /-/ready',
-    );
-  });
-
-  it("scrapes every api and worker replica, the worker's Temporal SDK and the Temporal server on their ports", () => {
-    const file = compose();
-    const { config } = prometheusConfig(file);
-    const api = environmentOf(serviceNamed(file, 'api'));
-    const worker = environmentOf(serviceNamed(file, 'worker'));
-    const temporalMetrics = environmentOf(serviceNamed(file, 'temporal')).TEMPORAL_METRICS_ADDRESS ?? '';
-    assert.match(temporalMetrics, /^0\.0\.0\.0:\d+$/, 'the Temporal server serves no metrics to the network');
-    for (const port of [api.METRICS_PORT, worker.METRICS_PORT, worker.TEMPORAL_METRICS_PORT]) {
-      assert.match(port ?? '', /^\d+$/, 'a metrics listener of api or worker is turned off');
-    }
-    const jobs = config.scrape_configs ?? [];
-    assert.deepEqual(Object.fromEntries(jobs.map((job) => [job.job_name, targetsOf(job)])), {
-      prometheus: [`localhost:${prometheusPort(serviceNamed(file, 'prometheus'))}`],
-      'ixapi-api': [`api:${api.METRICS_PORT}`],
-      'ixapi-worker': [`worker:${worker.METRICS_PORT}`],
-      'ixapi-temporal-sdk': [`worker:${worker.TEMPORAL_METRICS_PORT}`],
-      'temporal-server': [`temporal:${portOf(temporalMetrics)}`],
-    });
-    // A lookup of the A records of a service name answers every replica's address.
-    for (const job of jobs.filter(({ job_name }) => job_name.startsWith('ixapi-'))) {
-      assert.equal(job.static_configs, undefined, `${job.job_name} names fixed targets`);
-      for (const lookup of job.dns_sd_configs ?? []) assert.equal(lookup.type, 'A', job.job_name);
-    }
-  });
-
-  it('loads the alert rules from deploy/prometheus/rules, mounted with the configuration', () => {
-    const file = compose();
-    const prometheus = serviceNamed(file, 'prometheus');
-    const globs = (prometheusConfig(file).config.rule_files ?? []).map((ruleFiles) => {
-      const glob = repositoryPathOf(prometheus, ruleFiles);
-      assert.ok(glob, `rule_files ${ruleFiles} is not mounted from the repository`);
-      return glob;
-    });
-    assert.deepEqual(
-      globs.map((glob) => path.posix.dirname(glob)),
-      ['deploy/prometheus/rules'],
-    );
-    const folder = path.join(ROOT, 'deploy/prometheus/rules');
-    const ruleFiles = existsSync(folder) ? readdirSync(folder).filter((name) => /\.ya?ml$/.test(name)) : [];
-    for (const name of ruleFiles) {
-      const loaded = globs.some((glob) => globPattern(glob).test(`deploy/prometheus/rules/${name}`));
-      assert.ok(loaded, `deploy/prometheus/rules/${name} is not loaded by rule_files`);
-    }
-  });
-
-  it('runs Grafana behind a login, its admin password in a secret file', () => {
-    const file = rawCompose();
-    const grafana = serviceNamed(file, 'grafana');
-    const env = environmentOf(grafana);
-    assert.equal(env.GF_AUTH_ANONYMOUS_ENABLED, 'false');
-    assert.equal(env.GF_SECURITY_ADMIN_PASSWORD, undefined);
-    assert.equal(
-      mountedSecrets(file, 'grafana').get(env.GF_SECURITY_ADMIN_PASSWORD__FILE ?? ''),
-      'grafana_admin_password',
-    );
-    assert.deepEqual(
-      grafana.ports,
-      ['127.0.0.1:3000:3000'],
-      'grafana is published on the loopback interface only',
-    );
-    assert.ok(words(grafana.healthcheck?.test).includes('http://127.0.0.1:3000/api/health'));
-    assert.equal(dependenciesOf(grafana).prometheus, 'service_healthy');
-  });
-
-  it('provisions the prometheus service as datasource and the dashboards of deploy/grafana/dashboards', () => {
-    const file = compose();
-    const grafana = serviceNamed(file, 'grafana');
-    const env = environmentOf(grafana);
-    const provisioning = repositoryPathOf(grafana, env.GF_PATHS_PROVISIONING ?? '/etc/grafana/provisioning');
-    assert.equal(provisioning, 'deploy/grafana/provisioning');
-
-    type Datasources = { datasources?: { type?: string; url?: string; isDefault?: boolean }[] };
-    const sources = yamlFilesIn(`${provisioning}/datasources`).flatMap(
-      (content) => (content as Datasources).datasources ?? [],
-    );
-    const prometheus = sources.filter((source) => source.type === 'prometheus');
-    assert.equal(prometheus.length, 1, 'one Prometheus datasource');
-    assert.equal(prometheus[0].isDefault, true);
-    assert.equal(
-      prometheus[0].url,
-      `http://prometheus:${prometheusPort(serviceNamed(file, 'prometheus'))}`,
-      'the datasource is not the prometheus service',
-    );
-
-    type Providers = { providers?: { type?: string; options?: { path?: string } }[] };
-    const providers = yamlFilesIn(`${provisioning}/dashboards`).flatMap(
-      (content) => (content as Providers).providers ?? [],
-    );
-    assert.ok(providers.length > 0, 'no dashboard provider');
-    for (const provider of providers) {
-      assert.equal(provider.type, 'file');
-      assert.equal(repositoryPathOf(grafana, provider.options?.path ?? ''), 'deploy/grafana/dashboards');
-    }
-    const dashboards = readdirSync(path.join(ROOT, 'deploy/grafana/dashboards')).filter((name) =>
-      name.endsWith('.json'),
-    );
-    assert.ok(dashboards.length > 0, 'deploy/grafana/dashboards holds no dashboard');
-    const home = repositoryPathOf(grafana, env.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH ?? '');
-    assert.ok(home && existsSync(path.join(ROOT, home)), `the home dashboard ${home} does not exist`);
-    assert.equal(path.posix.dirname(home), 'deploy/grafana/dashboards');
-  });
-});
-
-describe('deployment: Dockerfile', () => {
-  let dockerfile = '';
-  /** Instructions with line continuations joined and comments dropped. */
-  let instructions: string[] = [];
-  /** The instructions of the final (runtime) stage. */
-  let lastStage: string[] = [];
-
-  before(() => {
-    dockerfile = read('Dockerfile');
-    instructions = dockerfile
-      .replace(/\\\r?\n/g, ' ')
-      .split(/\r?\n/)
-      .map((line) => line.trim())
-      .filter((line) => line !== '' && !line.startsWith('#'));
-    lastStage = instructions.slice(instructions.map((line) => /^FROM\s/i.test(line)).lastIndexOf(true));
-  });
-
-  it('builds from pinned base images', () => {
-    const stages = new Set<string>();
-    const froms = instructions.filter((line) => /^FROM\s/i.test(line));
-    assert.ok(froms.length >= 2, 'expected a multi-stage build');
-    for (const line of froms) {
-      const match = /^FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(line);
-      assert.ok(match, `unexpected FROM line: ${line}`);
-      const [, image, alias] = match;
-      if (!stages.has(image)) assert.ok(isPinned(image), `unpinned base image: ${image}`);
-      if (alias) stages.add(alias);
-    }
-  });
-
-  it('runs as a non-root user', () => {
-    const users = lastStage.filter((line) => /^USER\s/i.test(line));
-    assert.ok(users.length > 0, 'the final stage sets no USER');
-    const user = users[users.length - 1].split(/\s+/)[1];
-    assert.ok(!/^(root|0)(:|$)/.test(user), `the final stage runs as ${user}`);
-  });
-
-  it("builds dist/ with the project's build command, which the tests run too", () => {
-    // `npm run build` also places the OpenAPI document beside the compiled spec module; the
-    // integration tests start the API and the worker from what it emits.
-    assert.ok(
-      instructions.some((line) => /^RUN\s+npm run build\b/.test(line)),
-      'the image is not built with npm run build',
-    );
-  });
-
-  it('ships production dependencies only and runs the API by default', () => {
-    assert.match(dockerfile, /npm (?:prune|ci) [^\n]*--omit=dev/);
-    assert.ok(lastStage.includes('ENV NODE_ENV=production'), 'NODE_ENV=production is not set');
-    const port = CONFIG_VARIABLES.find((variable) => variable.name === 'PORT')?.default;
-    assert.ok(lastStage.includes(`EXPOSE ${port}`), `the API port ${port} is not exposed`);
-    assert.ok(lastStage.includes('CMD ["node", "dist/api/main.js"]'), 'the default command is not the API');
-  });
-
-  it('checks the health of the API', () => {
-    const check = lastStage.find((line) => /^HEALTHCHECK\s/i.test(line));
-    assert.ok(check, 'no HEALTHCHECK');
-    assert.match(check, /\/api\/v2\/health/);
-  });
-
-  it('keeps local state and build output out of the build context', () => {
-    const ignored = read('.dockerignore')
-      .split(/\r?\n/)
-      .map((line) => line.trim());
-    for (const entry of ['node_modules', 'dist', '.data', '.git', '.env', 'secrets']) {
-      assert.ok(ignored.includes(entry), `.dockerignore does not exclude ${entry}`);
-    }
-  });
-});
-
-describe('deployment: docs/deployment.md', () => {
-  it('documents every service and every setting of docker-compose.yml', () => {
-    const docs = read('docs/deployment.md');
-    const file = rawCompose();
-    const documented = (name: string): boolean => docs.includes(`\`${name}\``);
-    for (const name of Object.keys(file.services)) {
-      assert.ok(documented(name), `service ${name} is not documented`);
-    }
-    const settings = new Set<string>(
-      Object.values(file.services).flatMap((service) => Object.keys(environmentOf(service))),
-    );
-    for (const [, braced, , , bare] of references()) {
-      const name = braced ?? bare;
-      if (name) settings.add(name);
-    }
-    for (const name of Object.keys(file.secrets ?? {})) settings.add(name);
-    for (const name of settings) {
-      assert.ok(documented(name), `setting ${name} is not documented`);
     }
   });
 });
