@@ -181,7 +181,8 @@ export default tseslint.config(
               : [
                   {
                     group: ['**/legacy', '**/legacy/*'],
-                    message: 'Current workflows do not import workflows/legacy/: the code kept for runs in flight.',
+                    message:
+                      'Current workflows do not import workflows/legacy/: the code kept for runs in flight.',
                   },
                 ]),
           ],

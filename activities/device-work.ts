@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
+import type { ResourceKind } from '../domain/families';
 import type { LifecycleEvent, State } from '../domain/states';
 import type { DeviceDriver, DeviceIntent } from '../drivers/contract';
 import { DriverError } from '../drivers/contract';
@@ -59,14 +60,8 @@ export async function commitIntent(
   }
 }
 
-/** The kinds of stateful resource the worker moves along the lifecycle. */
-export type ResourceKind =
-  | 'account'
-  | 'connection'
-  | 'port_reservation'
-  | 'network_service'
-  | 'network_service_config'
-  | 'network_feature_config';
+/** The kinds of stateful resource the worker moves along the lifecycle (domain/families.ts). */
+export type { ResourceKind };
 
 /**
  * Runs a move of a resource along the lifecycle (`move`) and may time it: the worker's metrics

@@ -1,4 +1,3 @@
-import type { PendingMessage } from '../db/repositories/outbox-repository';
 import type { Access, Scope } from '../domain/authority';
 import { requireActingAccount, requireChange } from '../domain/authority';
 import type { PropertyError } from '../domain/errors';
@@ -6,12 +5,14 @@ import { ValidationError } from '../domain/errors';
 import type { FamilyDeps, ResourceFamily } from './families';
 import { statusesOf, writableDefaults } from './families';
 import type { OperationDefinition } from './operations';
-import { deliverAll, merged, replacement } from './writes';
+import { merged, replacement } from './writes';
 
-/** What a store answers for a write: the resource, and the workflow messages to send after commit. */
+/**
+ * What a store answers for a write: the resource as committed. The workflow messages the write
+ * decided are in the outbox, which sends them once the write has committed.
+ */
 export interface Stored {
   resource: unknown;
-  messages?: readonly PendingMessage[];
 }
 
 /** What a family's own rule is told about a write. */
@@ -100,8 +101,7 @@ export function generatedWrites<Input extends Record<string, unknown>, Found ext
   }
 
   async function answer(stored: Promise<Stored>, status: number) {
-    const { resource, messages = [] } = await stored;
-    await deliverAll(writes.starter, messages);
+    const { resource } = await stored;
     return { status, body: resource };
   }
 

@@ -1,4 +1,3 @@
-import type { PendingMessage } from '../db/repositories/outbox-repository';
 import type { CancellationPolicy } from '../domain/cancellation';
 import type { Scope } from '../domain/authority';
 import { UnableToFulfillError, ValidationError } from '../domain/errors';
@@ -7,7 +6,6 @@ import type { cancellationPolicies } from './cancellation';
 import { isPdf } from './loa-document';
 import type { OperationDefinition } from './operations';
 import type { WriteContext } from './writes';
-import { deliverAll } from './writes';
 
 /** What the caller needs of a resource: to change it (cancel it, upload its LOA) or to read it. */
 export type Need = 'change' | 'read';
@@ -24,11 +22,7 @@ export function cancellationOperations(spec: {
   policies: ReturnType<typeof cancellationPolicies>;
   allow: (id: string, scope: Scope, need: Need) => Promise<unknown>;
   /** Records the cancellation on `policy`'s day (`body` is the DELETE's, for a policy of another resource). */
-  cancel: (
-    id: string,
-    policy: CancellationPolicy,
-    body: unknown,
-  ) => Promise<{ resource: unknown; messages: PendingMessage[] }>;
+  cancel: (id: string, policy: CancellationPolicy, body: unknown) => Promise<{ resource: unknown }>;
 }): OperationDefinition[] {
   const { writes, policies } = spec;
   return [
@@ -38,8 +32,7 @@ export function cancellationOperations(spec: {
       async handle({ params, body, caller }) {
         await spec.allow(params.id, await writes.scope(caller), 'change');
         const policy = await policies.forCancellation(params.id, body);
-        const { resource, messages } = await spec.cancel(params.id, policy, body);
-        await deliverAll(writes.starter, messages);
+        const { resource } = await spec.cancel(params.id, policy, body);
         return { status: 202, body: resource };
       },
     },
@@ -72,7 +65,7 @@ export function loaOperations<T extends { id: string; state: State }>(spec: {
   uploaded: (id: string) => Promise<Buffer | null>;
   /** The exchange's own LOA for the resource, where none was uploaded. */
   issue: (resource: T) => Buffer;
-  store: (id: string, document: Buffer) => Promise<{ resource: unknown; messages: PendingMessage[] }>;
+  store: (id: string, document: Buffer) => Promise<{ resource: unknown }>;
 }): OperationDefinition[] {
   const { writes } = spec;
   return [
@@ -102,8 +95,7 @@ export function loaOperations<T extends { id: string; state: State }>(spec: {
           );
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        const { resource: stored, messages } = await spec.store(params.id, body);
-        await deliverAll(writes.starter, messages);
+        const { resource: stored } = await spec.store(params.id, body);
         return { status: 202, body: stored };
       },
     },

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { RequestProblem } from './request-problems';
 import type { Logger } from 'pino';
-import { isDeadlock } from '../db/transactions';
+import { isConflict } from '../db/unit-of-work';
 import type { ProblemTypeName } from '../domain/errors';
 import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import {
@@ -95,7 +95,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     if (
       error instanceof ForeignKeyConstraintError ||
       error instanceof UniqueConstraintError ||
-      isDeadlock(error)
+      isConflict(error)
     ) {
       (req.log ?? logger).warn({ err: (error as Error).message }, 'write collided with a concurrent change');
       sendProblem(

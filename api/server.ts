@@ -27,7 +27,8 @@ import { createIdempotency } from './idempotency';
 import { createListener } from './listener';
 import { memberExportOf } from './ixf-member-export';
 import type { RequestGuards } from './operations';
-import { addressKey, clearExpiredRateLimits, createRateLimits } from './rate-limits';
+import { addressKey, createRateLimits } from './rate-limits';
+import { clearExpiredRateLimits } from '../db/rate-limit-store';
 import type { RequestMetrics } from './metrics';
 import { createApiMetrics } from './metrics';
 import type { MetricsListener } from '../telemetry/metrics';
@@ -124,7 +125,6 @@ export async function startApi(options: {
   const ajv = ajvOf(document);
   const validators = compileRequestValidators(document, ajv);
   const writes: WriteContext = {
-    starter,
     scope(caller) {
       if (!caller) throw new AuthenticationError('this operation needs a bearer token');
       return visibility(caller);
@@ -224,6 +224,9 @@ export async function startApi(options: {
       throw error;
     }
   }
+  // Every committed write's workflow messages go out in the background, from here alone; the relay
+  // sends what they leave.
+  const stopSending = db.outbox.sendCommittedWith((message) => starter.sendSoon(message));
   const stopRelay = runOutboxRelay({
     starter,
     outbox: db.outbox,
@@ -277,6 +280,8 @@ export async function startApi(options: {
       } finally {
         clearTimeout(cutOff);
       }
+      stopSending();
+      await starter.settle();
       await stopRelay();
       await stopHousekeeping();
       await metricsListener?.close();

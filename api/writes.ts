@@ -1,24 +1,12 @@
-import type { PendingMessage } from '../db/repositories/outbox-repository';
 import type { Scope } from '../domain/authority';
 import type { Caller } from './operations';
-import type { WorkflowStarter } from '../temporal/client';
-
-/** What write handlers share: the caller's scope and the delivery of workflow messages after commit. */
-export interface WriteContext {
-  scope(caller: Caller | undefined): Promise<Scope>;
-  starter: WorkflowStarter;
-}
 
 /**
- * Sends the workflow messages a committed write produced. Each is in the outbox already, so one that
- * cannot be sent now (Temporal down) goes out with the relay later; the client's answer never waits
- * on it failing.
+ * What write handlers share: the caller's scope. A write's workflow messages are no handler's
+ * business: the outbox sends them once the write has committed (db/repositories/outbox-repository.ts).
  */
-export async function deliverAll(
-  starter: WorkflowStarter,
-  messages: readonly PendingMessage[],
-): Promise<void> {
-  for (const message of messages) await starter.deliver(message);
+export interface WriteContext {
+  scope(caller: Caller | undefined): Promise<Scope>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CollectionDefinition, FilterSql } from './collection';
 import { eq, notEq } from './collection';
+import { storedAs } from '../domain/families';
 
 /**
  * A filter on a property a discoverable account does not show matches only accounts the caller
@@ -17,8 +18,7 @@ export const accountsSeenWhole = (accounts: string) => `t.id IN (${accounts})`;
 
 /** Accounts as IX-API lists them; JSON columns hold the address, billing information and presence. */
 export const accounts: CollectionDefinition = {
-  name: 'accounts',
-  table: 'accounts',
+  ...storedAs('account'),
   columns: [
     'id',
     'name',

@@ -1,6 +1,7 @@
 import { CONNECTION_OUTER_ETHERTYPES, CONNECTION_VLAN_TYPES } from '../domain/connections';
 import type { CollectionDefinition, FilterSql } from './collection';
 import { eq, idsOf, notEq, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+import { storedAs } from '../domain/families';
 
 /** Connections whose PoP is one of those the SQL selects. */
 const popIn =
@@ -10,8 +11,7 @@ const popIn =
 
 /** Connections as IX-API lists them; their ports are the ports rows that name them. */
 export const connections: CollectionDefinition = {
-  name: 'connections',
-  table: 'connections',
+  ...storedAs('connection'),
   columns: [
     'id',
     'name',

@@ -1,10 +1,10 @@
 import type { CollectionDefinition } from './collection';
 import { eq } from './collection';
+import { storedAs } from '../domain/families';
 
 /** Contacts of accounts (people with names, e-mail addresses and telephone numbers). */
 export const contacts: CollectionDefinition = {
-  name: 'contacts',
-  table: 'contacts',
+  ...storedAs('contact'),
   columns: ['id', 'managing_account', 'consuming_account', 'external_ref', 'name', 'email', 'telephone'],
   filters: {
     managing_account: eq('managing_account'),
@@ -16,8 +16,7 @@ export const contacts: CollectionDefinition = {
 
 /** Which contact holds which role. */
 export const roleAssignments: CollectionDefinition = {
-  name: 'role-assignments',
-  table: 'role_assignments',
+  ...storedAs('role_assignment'),
   columns: ['id', 'role', 'contact'],
   filters: { contact: eq('contact'), role: eq('role') },
   toResource: (row) => ({ ...row }),

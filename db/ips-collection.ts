@@ -1,5 +1,6 @@
 import type { CollectionDefinition } from './collection';
 import { eq, instantOf, VALIDITY_FILTERS } from './collection';
+import { storedAs } from '../domain/families';
 
 /**
  * IP addresses: those the exchange allocated to network service configs from its services'
@@ -7,8 +8,7 @@ import { eq, instantOf, VALIDITY_FILTERS } from './collection';
  * usable from T on, `valid_not_after=T` those still valid at T (as for MAC addresses).
  */
 export const ipAddresses: CollectionDefinition = {
-  name: 'ips',
-  table: 'ip_addresses',
+  ...storedAs('ip'),
   columns: [
     'id',
     'managing_account',

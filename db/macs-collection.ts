@@ -1,6 +1,7 @@
 import { normaliseMac } from '../domain/macs';
 import type { CollectionDefinition } from './collection';
 import { eq, instantOf, VALIDITY_FILTERS } from './collection';
+import { storedAs } from '../domain/families';
 
 /**
  * MAC addresses registered by customers. `valid_not_before=T` lists the addresses usable from T on
@@ -8,8 +9,7 @@ import { eq, instantOf, VALIDITY_FILTERS } from './collection';
  * or after T); `network_service_config` lists the addresses a config lets through.
  */
 export const macs: CollectionDefinition = {
-  name: 'macs',
-  table: 'macs',
+  ...storedAs('mac'),
   columns: [
     'id',
     'managing_account',

@@ -1,11 +1,11 @@
 import type { CollectionDefinition } from './collection';
 import { eq, numberOrNull } from './collection';
 import { ownedScope } from './scope';
+import { storedAs } from '../domain/families';
 
 /** Member joining rules as IX-API lists them; a deny rule shows no capacities. */
 export const memberJoiningRules: CollectionDefinition = {
-  name: 'member-joining-rules',
-  table: 'member_joining_rules',
+  ...storedAs('member_joining_rule'),
   columns: [
     'id',
     'type',

@@ -2,14 +2,14 @@ import type { FlagSetting } from '../domain/network-feature-configs';
 import { flagsInForce } from '../domain/network-feature-configs';
 import type { CollectionDefinition } from './collection';
 import { eq, numberOrNull, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+import { storedAs } from '../domain/families';
 
 /**
  * Network feature configs as IX-API lists them: a member's sessions with route servers, with the
  * flags in force (the route server's mandatory flags on, named or not).
  */
 export const networkFeatureConfigs: CollectionDefinition = {
-  name: 'network-feature-configs',
-  table: 'network_feature_configs',
+  ...storedAs('network_feature_config'),
   columns: [
     'id',
     'type',

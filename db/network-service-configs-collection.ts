@@ -4,6 +4,7 @@ import { vlanConfigOf } from '../domain/vlans';
 import type { Tagging } from '../domain/vlans';
 import type { CollectionDefinition, FilterSql, Row } from './collection';
 import { eq, idsOf, numberOrNull, ROLE_FILTERS, STATEFUL_COLUMNS, STATEFUL_FILTERS } from './collection';
+import { storedAs } from '../domain/families';
 
 /** A condition on the stored tags; the dot1q tag is stored (and filtered) as the outer tag. */
 const tagFilter =
@@ -17,8 +18,7 @@ const tagFilter =
  * rows that name them.
  */
 export const networkServiceConfigs: CollectionDefinition = {
-  name: 'network-service-configs',
-  table: 'network_service_configs',
+  ...storedAs('network_service_config'),
   columns: [
     'id',
     'type',

@@ -1,5 +1,6 @@
 import type { CollectionDefinition, Row } from './collection';
 import { eq, idsOf, numberOrNull, STATEFUL_FILTERS } from './collection';
+import { storedAs } from '../domain/families';
 
 /** Properties every customer-ordered service shows. */
 const ORDERED_COMMON = [
@@ -63,8 +64,7 @@ export const serviceScopeSql = (accounts: string) =>
  * order, each with exactly its type's properties.
  */
 export const networkServices: CollectionDefinition = {
-  name: 'network-services',
-  table: 'network_services',
+  ...storedAs('network_service'),
   columns: [
     'id',
     'type',

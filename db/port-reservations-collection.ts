@@ -1,10 +1,10 @@
 import type { CollectionDefinition } from './collection';
 import { eq, notEq } from './collection';
+import { storedAs } from '../domain/families';
 
 /** Port reservations as IX-API lists them: one per port a connection holds or held. */
 export const portReservations: CollectionDefinition = {
-  name: 'port-reservations',
-  table: 'port_reservations',
+  ...storedAs('port_reservation'),
   columns: [
     'id',
     'state',

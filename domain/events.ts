@@ -1,3 +1,6 @@
+import type { FamilyResource, WorkflowResource } from './families';
+import { FAMILIES, FAMILY_RESOURCES } from './families';
+
 /**
  * Every kind of event the service records, `<resource>.<what happened>`: the one list the writers
  * are typed by and the event log presents payloads by, so a new kind cannot be written unannounced.
@@ -66,9 +69,11 @@ type After<T, Resource extends string> = T extends `${Resource}.${infer What}` ?
 /** What may happen to a kind of resource, as its events name it (`<resource>.<what>`). */
 export type HappeningOf<Resource extends string> = After<EventType, Resource>;
 
-/** The resources whose lives the shared lifecycle store records. */
-export type LifecycleResource =
-  'connection' | 'network_service' | 'network_service_config' | 'network_feature_config';
+/**
+ * The resources whose lives the shared lifecycle store records: those with a workflow of their own,
+ * but accounts, whose on-boarding has a store of its own.
+ */
+export type LifecycleResource = Exclude<WorkflowResource, 'account'>;
 
 /** What the lifecycle store records of such a resource. */
 export type LifecycleHappening = 'created' | 'changed' | 'state_changed' | 'cancellation_requested';
@@ -77,22 +82,13 @@ export type LifecycleHappening = 'created' | 'changed' | 'state_changed' | 'canc
 export type EventResource = EventType extends `${infer Resource}.${string}` ? Resource : never;
 
 /**
- * Where the payload of an event holds the resource it is about, by the kind of resource: under this
- * property. A move, a cancellation, a letter of authorisation or a change request names it as `id`.
+ * Where the payload of an event holds the resource it is about, by the kind of resource: under its
+ * family's `eventProperty`. A move, a cancellation, a letter of authorisation or a change request
+ * names it as `id`. (Typed so that an event kind about anything but a family does not compile.)
  */
-export const EVENT_RESOURCE_PROPERTIES: Readonly<Record<EventResource, string>> = {
-  account: 'account',
-  contact: 'contact',
-  role_assignment: 'role_assignment',
-  connection: 'connection',
-  port_reservation: 'reservation',
-  ip: 'ip',
-  mac: 'mac',
-  member_joining_rule: 'member_joining_rule',
-  network_service: 'network_service',
-  network_service_config: 'network_service_config',
-  network_feature_config: 'network_feature_config',
-};
+export const EVENT_RESOURCE_PROPERTIES: Readonly<Record<EventResource, string>> = Object.fromEntries(
+  FAMILY_RESOURCES.map((resource) => [resource, FAMILIES[resource].eventProperty]),
+) as Record<FamilyResource, string>;
 
 /** An id as the payload holds it: a string of at most 80 characters, or nothing. */
 const idOf = (value: unknown): string | null =>

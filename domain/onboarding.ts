@@ -1,3 +1,4 @@
+import { workflowIdOf } from './workflow-ids';
 import type { StatusEntry } from './status';
 import { SEVERITY } from './status';
 
@@ -41,7 +42,7 @@ export function gapsAsStatus(gaps: readonly OnboardingGap[], timestamp: string):
 }
 
 /** The on-boarding workflow of an account; its id is derived from the account id. */
-export const onboardingWorkflowId = (accountId: string): string => `ixapi:account:${accountId}`;
+export const onboardingWorkflowId = (accountId: string): string => workflowIdOf('account', accountId);
 
 /** The signal that tells a waiting on-boarding workflow to look again. */
 export const ACCOUNT_CHANGED_SIGNAL = 'accountChangedSignal';

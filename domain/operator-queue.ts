@@ -1,8 +1,8 @@
+import type { WorkflowResource } from './families';
 import type { WaitingKind } from './search-attributes';
 
 /** The resources that have a workflow of their own, by the type IX-API and the queue name them. */
-export type QueuedResourceType =
-  'account' | 'connection' | 'network_service' | 'network_service_config' | 'network_feature_config';
+export type QueuedResourceType = WorkflowResource;
 
 /** One resource waiting on the exchange (or, on-boarding, on its member) before it can go on. */
 export interface WaitingResource {

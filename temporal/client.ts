@@ -67,14 +67,14 @@ function typedSearchAttributes(values: Record<string, string>): SearchAttributeP
 /** How long a process that sends an outbox message holds it before another may take it over. */
 export const OUTBOX_LEASE_MS = 60_000;
 /**
- * How long the handler that wrote a message tries to send it before the client's answer goes out
- * without it (Temporal down or slow: the relay sends it later). The relay tries longer.
+ * How long the process that wrote a message tries to send it, in the background, before leaving
+ * it to the relay (Temporal down or slow). The relay tries longer.
  */
 const SEND_WITHIN_MS = { handler: 2_000, relay: 10_000 };
 
 /**
- * Starts the workflows that committed transactions asked for, and sends their signals. The handler
- * calls `deliver` right after commit; `relayOnce` takes over whatever was not delivered (the process
+ * Starts the workflows that committed transactions asked for, and sends their signals. The outbox
+ * hands each committed message to `sendSoon`; `relayOnce` takes over whatever was not delivered (the process
  * died, Temporal was down), so no order is lost. Each message is claimed before it is sent, so that
  * of several API replicas only one sends it; workflow ids are deterministic, so that even a second
  * start (a claim that ran out while Temporal was slow) is harmless.
@@ -159,14 +159,42 @@ export function createWorkflowStarter(deps: {
     return true;
   }
 
+  /**
+   * Sends a message this process wrote. Answers whether it went out now; one that did not (or
+   * that another process holds) goes out with the relay.
+   */
+  async function deliver(start: PendingMessage): Promise<boolean> {
+    if (!(await outbox.claim(start.id, OUTBOX_LEASE_MS))) return outbox.isDelivered(start.id);
+    return sendClaimed(start, sendWithinMs.handler, 'handler');
+  }
+
+  /** Background sends under way, so that a stopping process can let them finish. */
+  const underWay = new Set<Promise<void>>();
+
   return {
+    deliver,
     /**
-     * Sends a message this process wrote. Answers whether it went out now; one that did not (or
-     * that another process holds) goes out with the relay.
+     * Sends a committed message in the background, once the code that wrote it has gone on (its
+     * client is answered at commit): a Temporal that is slow or down never holds up an answer.
+     * Whatever does not go out (Temporal down, the database unreachable) stays for the relay.
      */
-    async deliver(start: PendingMessage): Promise<boolean> {
-      if (!(await outbox.claim(start.id, OUTBOX_LEASE_MS))) return outbox.isDelivered(start.id);
-      return sendClaimed(start, sendWithinMs.handler, 'handler');
+    sendSoon(message: PendingMessage): void {
+      const sending = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => deliver(message))
+        .then(
+          () => undefined,
+          (error: unknown) =>
+            logger.warn(
+              { workflowId: message.workflowId, err: error instanceof Error ? error.message : String(error) },
+              'workflow message left to the outbox relay',
+            ),
+        )
+        .finally(() => underWay.delete(sending));
+      underWay.add(sending);
+    },
+    /** Waits for the background sends under way (each is bounded by its send deadline). */
+    async settle(): Promise<void> {
+      while (underWay.size) await Promise.allSettled([...underWay]);
     },
     /**
      * Claims and sends the messages older than `graceMs` that are still pending and that no other

@@ -3,7 +3,12 @@ import { tracing } from './tracing';
 
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createLogger } from '../telemetry/logger';
-import { connectTemporal, startFabricSupervisor, startTrafficCollector } from '../temporal/client';
+import {
+  connectTemporal,
+  connectWorkflowStarter,
+  startFabricSupervisor,
+  startTrafficCollector,
+} from '../temporal/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { loadConfigOrExit, temporalAddressOf } from '../config/config';
@@ -131,10 +136,17 @@ async function main(): Promise<void> {
     },
     'worker polling',
   );
+  // The workflow messages its activities commit (a config telling its service, a rule its configs)
+  // go out at once, as the API's do; what is left goes with an API's relay.
+  const sending = connectWorkflowStarter({ config, outbox: db.outbox, logger });
+  const stopSending = db.outbox.sendCommittedWith((message) => sending.starter.sendSoon(message));
   const collecting = startSingletons(address, config, logger);
   // The runtime's shutdown signals (SIGINT, SIGTERM) drain the worker: it takes no new tasks and lets
   // running activities finish within SHUTDOWN_TIMEOUT; run() resolves afterwards.
   await worker.run();
+  stopSending();
+  await sending.starter.settle();
+  await sending.temporal.close();
   await collecting;
   await connection.close();
   await metricsListener?.close();

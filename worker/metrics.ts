@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Sequelize } from 'sequelize';
-import { QueryTypes } from 'sequelize';
-import type { ProductionTimer, ResourceKind } from '../activities/device-work';
+import type { ProductionTimer } from '../activities/device-work';
+import type { ResourceFigures } from '../db/resource-figures';
+import { createResourceFigures } from '../db/resource-figures';
 import type { DriverCall } from '../drivers/metered-driver';
 import type { CollectionFailures } from '../telemetry/metrics';
 import { addDatabasePoolMetrics, createCollectionFailures, METRICS_PREFIX } from '../telemetry/metrics';
@@ -33,37 +34,12 @@ const PRODUCTION_BUCKETS = [
   30 * 86400,
 ];
 
-/** The table of each kind of stateful resource, which `ixapi_resources` counts by state. */
-export const RESOURCE_TABLES: Readonly<Record<ResourceKind, string>> = {
-  account: 'accounts',
-  connection: 'connections',
-  port_reservation: 'port_reservations',
-  network_service: 'network_services',
-  network_service_config: 'network_service_configs',
-  network_feature_config: 'network_feature_configs',
-};
-
-/** Kinds whose rows record when billing started, which their first move to production sets. */
-const BILLED: ReadonlySet<ResourceKind> = new Set([
-  'connection',
-  'port_reservation',
-  'network_service',
-  'network_service_config',
-  'network_feature_config',
-]);
-
-/** Status codes by which a connection says it waits for the customer's side of the cross-connect. */
-const AWAITING_SUBSCRIBER = ['cross_connect_pending', 'loa_missing'];
-
 /**
  * Resources by kind and state, and connections waiting for the customer's cross-connect, read from
  * the database when Prometheus scrapes (one grouped query per table over their `state` index). Every
  * worker replica reports the same figures: aggregate them with `max`, never `sum`.
  */
-function addResourceGauges(registry: Registry, sequelize: Sequelize, failed: CollectionFailures) {
-  const counts = `SELECT kind, state, COUNT(*) AS n FROM (${Object.entries(RESOURCE_TABLES)
-    .map(([kind, table]) => `SELECT '${kind}' AS kind, state FROM ${table}`)
-    .join(' UNION ALL ')}) resources GROUP BY kind, state`;
+function addResourceGauges(registry: Registry, figures: ResourceFigures, failed: CollectionFailures) {
   new Gauge({
     name: `${METRICS_PREFIX}resources`,
     help: 'Stateful resources by type and IX-API state, read from the database (the same on every worker)',
@@ -71,12 +47,10 @@ function addResourceGauges(registry: Registry, sequelize: Sequelize, failed: Col
     registers: [registry],
     async collect() {
       try {
-        const rows = await sequelize.query<{ kind: string; state: string; n: number | string }>(counts, {
-          type: QueryTypes.SELECT,
-        });
+        const counts = await figures.countsByState();
         // A state no resource holds any more reads 0, not its last count.
         this.reset();
-        for (const row of rows) this.set({ type: row.kind, state: row.state }, Number(row.n));
+        for (const { kind, state, count } of counts) this.set({ type: kind, state }, count);
       } catch (error) {
         failed('resources', error);
       }
@@ -88,13 +62,7 @@ function addResourceGauges(registry: Registry, sequelize: Sequelize, failed: Col
     registers: [registry],
     async collect() {
       try {
-        const [row] = await sequelize.query<{ n: number | string }>(
-          `SELECT COUNT(*) AS n FROM connections
-            WHERE state IN ('requested', 'allocated', 'testing')
-              AND (${AWAITING_SUBSCRIBER.map((code) => `status LIKE '%"tag":"${code}"%'`).join(' OR ')})`,
-          { type: QueryTypes.SELECT },
-        );
-        this.set(Number(row?.n ?? 0));
+        this.set(await figures.crossConnectsAwaitingSubscriber());
       } catch (error) {
         failed('cross_connects', error);
       }
@@ -108,7 +76,7 @@ function addResourceGauges(registry: Registry, sequelize: Sequelize, failed: Col
  * after it, the age is observed if it arrived. A failing read never stops the move.
  */
 function productionTimer(
-  sequelize: Sequelize,
+  figures: ResourceFigures,
   histogram: Histogram<'type'>,
   failed: CollectionFailures,
 ): ProductionTimer {
@@ -116,13 +84,7 @@ function productionTimer(
     if (event !== 'go_live') return move();
     let before: { age: number; billed: boolean } | undefined;
     try {
-      const [row] = await sequelize.query<{ age: number | string; billed: number | string }>(
-        `SELECT TIMESTAMPDIFF(MICROSECOND, created_at, NOW(3)) / 1000000 AS age,
-                ${BILLED.has(kind) ? 'current_billing_start_date IS NOT NULL' : '0'} AS billed
-           FROM ${RESOURCE_TABLES[kind]} WHERE id = :id`,
-        { type: QueryTypes.SELECT, replacements: { id } },
-      );
-      if (row) before = { age: Number(row.age), billed: Number(row.billed) === 1 };
+      before = await figures.ageAndBilling(kind, id);
     } catch (error) {
       failed('provisioning_duration', error);
     }
@@ -145,7 +107,8 @@ export function createWorkerMetrics(deps: { registry: Registry; sequelize: Seque
   const { registry } = deps;
   const failed = createCollectionFailures(registry, deps.logger);
   addDatabasePoolMetrics(registry, deps.sequelize, failed);
-  addResourceGauges(registry, deps.sequelize, failed);
+  const figures = createResourceFigures(deps.sequelize);
+  addResourceGauges(registry, figures, failed);
   const production = new Histogram({
     name: `${METRICS_PREFIX}provisioning_duration_seconds`,
     help: 'Time from the order of a resource to its first move to production, by type',
@@ -178,7 +141,7 @@ export function createWorkerMetrics(deps: { registry: Registry; sequelize: Seque
         });
       }
     },
-    timeProduction: productionTimer(deps.sequelize, production, failed),
+    timeProduction: productionTimer(figures, production, failed),
   };
 }
 

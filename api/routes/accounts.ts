@@ -2,6 +2,7 @@ import type { Sequelize } from 'sequelize';
 import { accounts, accountsSeenWhole } from '../../db/accounts-collection';
 import type { Account, AccountInput, AccountRepository } from '../../db/repositories/account-repository';
 import { accountsActingFor } from '../../db/visibility';
+import { accountScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToAccount, requireActingAccount, requireChange, requireNoCycle } from '../../domain/authority';
 import { countryProblems } from '../../domain/countries';
@@ -16,7 +17,8 @@ import type { OperationDefinition } from '../operations';
 import { redactionPlanFor } from '../redaction-plans';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, merged, replacement } from '../writes';
+import { merged, replacement } from '../writes';
+import { FAMILIES } from '../../domain/families';
 
 /** What anybody may see of a discoverable account outside their scope. */
 export const DISCOVERABLE_VIEW = ['id', 'name', 'metro_area_network_presence'];
@@ -30,8 +32,7 @@ export function accountsCollection(plan: RedactionPlan): CollectionEntry {
     collection: accounts,
     list: 'accounts_list',
     read: 'accounts_read',
-    scope: (visibility) => (_value, params) =>
-      `(t.id IN (${params.bind(visibility.accounts)}) OR t.discoverable = 1)`,
+    scope: (visibility) => (_value, params) => accountScope(params.bind(visibility.accounts)),
     present: (item, visibility) =>
       visibility.accounts.includes(item.id as string)
         ? item
@@ -101,7 +102,7 @@ function accountOperations(deps: {
       authenticated: true,
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
-        const { resource, messages } = await deps.accounts.update(params.id, async (current) => {
+        const { resource } = await deps.accounts.update(params.id, async (current) => {
           requireChange(accessToAccount(current, scope), `accounts with id ${current.id}`);
           let next: Required<AccountInput>;
           if (operationId === 'accounts_update') {
@@ -115,7 +116,6 @@ function accountOperations(deps: {
           await requireValidInput(next);
           return next;
         });
-        await deliverAll(writes.starter, messages);
         return { status: 202, body: resource };
       },
     };
@@ -140,8 +140,7 @@ function accountOperations(deps: {
         const input = replacement(body, { ...ABSENT, managing_account: scope.accountId });
         requireActingAccount(scope, 'managing_account', input.managing_account);
         await requireValidInput(input);
-        const { account, start } = await deps.accounts.create(input);
-        await deliverAll(writes.starter, [start]);
+        const { account } = await deps.accounts.create(input);
         return { status: 201, body: account };
       },
     },
@@ -152,14 +151,13 @@ function accountOperations(deps: {
       authenticated: true,
       async handle({ params, caller }) {
         const scope = await writes.scope(caller);
-        const { resource, messages } = await deps.accounts.remove(params.id, (current) => {
+        const { resource } = await deps.accounts.remove(params.id, (current) => {
           requireChange(accessToAccount(current, scope), `accounts with id ${current.id}`);
           if (current.id === scope.accountId) {
             throw new PermissionDeniedError('you cannot delete the account you are signed in as');
           }
           if (current.is_exchange) throw new PermissionDeniedError("the exchange's own account stays");
         });
-        await deliverAll(writes.starter, messages);
         return { status: 200, body: resource };
       },
     },
@@ -171,7 +169,7 @@ function accountOperations(deps: {
  * (IX-API: it may start the account's on-boarding again); a delete removes the account at once.
  */
 export const accountsFamily: ResourceFamily = {
-  name: 'accounts',
+  name: FAMILIES.account.collection,
   collections: (document) => [accountsCollection(redactionPlanFor(document, 'Account'))],
   asynchronous: false,
   changeStatus: 202,

@@ -22,7 +22,8 @@ import { cancellationOperations, loaOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, merged, replacement } from '../writes';
+import { merged, replacement } from '../writes';
+import { FAMILIES } from '../../domain/families';
 
 /** Connections belong to whoever manages or consumes them. */
 export const CONNECTION_COLLECTIONS: readonly CollectionEntry[] = [
@@ -159,8 +160,7 @@ function connectionOperations(deps: {
             'mode',
             `the bundle (mode, lacp_timeout) changes in production only; the connection is ${current.state}`,
           );
-        const { connection, messages } = await deps.connections.change(params.id, next, bundleChanged);
-        await deliverAll(writes.starter, messages);
+        const { connection } = await deps.connections.change(params.id, next, bundleChanged);
         return { status: 202, body: connection };
       },
     };
@@ -175,8 +175,7 @@ function connectionOperations(deps: {
           const scope = await writes.scope(caller);
           const input = replacement(body, ABSENT);
           const offering = await checkOrder(scope, input);
-          const { connection, start } = await deps.connections.create(input, offering);
-          await deliverAll(writes.starter, [start]);
+          const { connection } = await deps.connections.create(input, offering);
           return { status: 201, body: connection };
         },
       },
@@ -190,8 +189,8 @@ function connectionOperations(deps: {
       policies,
       allow: load,
       cancel: async (id, policy) => {
-        const { connection, messages } = await deps.connections.requestCancellation(id, policy);
-        return { resource: connection, messages };
+        const { connection } = await deps.connections.requestCancellation(id, policy);
+        return { resource: connection };
       },
     }),
     loa: loaOperations({
@@ -210,8 +209,8 @@ function connectionOperations(deps: {
           'The holder of this letter is authorised to order the cross-connects to these ports.',
         ]),
       store: async (id, document) => {
-        const { connection, messages } = await deps.connections.storeLoa(id, document);
-        return { resource: connection, messages };
+        const { connection } = await deps.connections.storeLoa(id, document);
+        return { resource: connection };
       },
     }),
   };
@@ -219,7 +218,7 @@ function connectionOperations(deps: {
 
 /** Connections: owned, stateful (their workflow provisions, changes and decommissions them). */
 export const connectionsFamily: ResourceFamily = {
-  name: 'connections',
+  name: FAMILIES.connection.collection,
   collections: () => CONNECTION_COLLECTIONS,
   asynchronous: true,
   statistics: ['connection'],

@@ -6,7 +6,7 @@ import { ValidationError } from '../../domain/errors';
 import type { CollectionEntry } from '../collections';
 import type { ResourceFamily } from '../families';
 import { generatedWrites } from '../family-writes';
-import { deliverAll } from '../writes';
+import { FAMILIES } from '../../domain/families';
 
 /** Contacts are visible to the accounts that manage or consume them and to those acting for them. */
 export const CONTACT_COLLECTIONS: readonly CollectionEntry[] = [
@@ -30,7 +30,7 @@ export const CONTACT_COLLECTIONS: readonly CollectionEntry[] = [
  * the caller may not change is a validation error of `contact`, never a hint at what exists.
  */
 export const contactsFamily: ResourceFamily = {
-  name: 'contacts',
+  name: FAMILIES.contact.collection,
   collections: () => CONTACT_COLLECTIONS,
   asynchronous: false,
   operations(deps) {
@@ -51,7 +51,7 @@ export const contactsFamily: ResourceFamily = {
           async handle({ body, caller }) {
             const scope = await writes.scope(caller);
             const input = body as { role: string; contact: string };
-            const { resource, messages } = await contacts.assignRole(
+            const { resource } = await contacts.assignRole(
               { role: input.role, contact: input.contact },
               (contact) => {
                 const access = accessToOwned(contact, scope);
@@ -67,7 +67,6 @@ export const contactsFamily: ResourceFamily = {
                 ]);
               },
             );
-            await deliverAll(writes.starter, messages);
             return { status: 201, body: resource };
           },
         },
@@ -76,10 +75,9 @@ export const contactsFamily: ResourceFamily = {
           authenticated: true,
           async handle({ params, caller }) {
             const scope = await writes.scope(caller);
-            const { resource, messages } = await contacts.unassignRole(params.id, (contact) =>
+            const { resource } = await contacts.unassignRole(params.id, (contact) =>
               requireChange(accessToOwned(contact, scope), `role-assignments with id ${params.id}`),
             );
-            await deliverAll(writes.starter, messages);
             return { status: 200, body: resource };
           },
         },

@@ -6,6 +6,7 @@ import type { IpInput } from '../../domain/ip-registrations';
 import { canonicalAddress, EXCHANGE_SET, ipProblems } from '../../domain/ip-registrations';
 import type { ResourceFamily } from '../families';
 import { generatedWrites } from '../family-writes';
+import { FAMILIES } from '../../domain/families';
 
 type FoundIp = IpAddress & { exchangeAllocated: boolean };
 
@@ -28,7 +29,7 @@ function exchangeSetChanged(next: IpInput, current: FoundIp) {
  * freely. Updates answer 200.
  */
 export const ipsFamily: ResourceFamily = {
-  name: 'ips',
+  name: FAMILIES.ip.collection,
   collections: () => [
     {
       collection: ipAddresses,

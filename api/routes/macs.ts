@@ -5,6 +5,7 @@ import { accessToOwned } from '../../domain/authority';
 import { macProblems } from '../../domain/macs';
 import type { ResourceFamily } from '../families';
 import { generatedWrites } from '../family-writes';
+import { FAMILIES } from '../../domain/families';
 
 /**
  * MAC address registrations, owned (the managing side changes, the consuming side reads): created
@@ -12,7 +13,7 @@ import { generatedWrites } from '../family-writes';
  * never changed (a new window means a new registration), and deleted by the managing side.
  */
 export const macsFamily: ResourceFamily = {
-  name: 'macs',
+  name: FAMILIES.mac.collection,
   collections: () => [
     {
       collection: macs,

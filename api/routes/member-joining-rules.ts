@@ -20,6 +20,7 @@ import type { CollectionEntry } from '../collections';
 import type { ResourceFamily } from '../families';
 import { generatedWrites } from '../family-writes';
 import { redactionPlansByType } from '../redaction-plans';
+import { FAMILIES } from '../../domain/families';
 
 const SCHEMA_OF: Readonly<Record<JoiningRuleType, string>> = {
   allow: 'AllowMemberJoiningRule',
@@ -59,7 +60,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * its effect on the member's live configs is checked and passed on in the same write.
  */
 export const memberJoiningRulesFamily: ResourceFamily = {
-  name: 'member-joining-rules',
+  name: FAMILIES.member_joining_rule.collection,
   collections: memberJoiningRuleCollections,
   asynchronous: false,
   operations(deps) {
@@ -121,4 +122,4 @@ export const memberJoiningRulesFamily: ResourceFamily = {
   },
 };
 
-const written = ({ rule, messages }: WrittenRule) => ({ resource: rule, messages });
+const written = ({ rule }: WrittenRule) => ({ resource: rule });

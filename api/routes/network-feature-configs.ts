@@ -18,8 +18,9 @@ import { writableDefaults } from '../families';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, merged, replacement } from '../writes';
+import { merged, replacement } from '../writes';
 import { typedChange } from './typed-changes';
+import { FAMILIES } from '../../domain/families';
 
 /** Route-server sessions belong to whoever manages or consumes them. */
 export const NETWORK_FEATURE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
@@ -115,8 +116,7 @@ function networkFeatureConfigOperations(deps: {
           ),
         );
         await check(scope, next, (property) => touched.has(property as keyof RouteServerConfigOrder));
-        const { featureConfig, messages } = await deps.featureConfigs.change(params.id, next);
-        await deliverAll(writes.starter, messages);
+        const { featureConfig } = await deps.featureConfigs.change(params.id, next);
         return { status: 202, body: featureConfig };
       },
     };
@@ -131,8 +131,7 @@ function networkFeatureConfigOperations(deps: {
           const scope = await writes.scope(caller);
           const order = replacement(body, ABSENT);
           await check(scope, order);
-          const { featureConfig, messages } = await deps.featureConfigs.create(order);
-          await deliverAll(writes.starter, messages);
+          const { featureConfig } = await deps.featureConfigs.create(order);
           return { status: 201, body: featureConfig };
         },
       },
@@ -145,11 +144,7 @@ function networkFeatureConfigOperations(deps: {
           const scope = await writes.scope(caller);
           await load(params.id, scope);
           const policy = await policies.forCancellation(params.id, undefined);
-          const { featureConfig, messages } = await deps.featureConfigs.requestCancellation(
-            params.id,
-            policy,
-          );
-          await deliverAll(writes.starter, messages);
+          const { featureConfig } = await deps.featureConfigs.requestCancellation(params.id, policy);
           return { status: 202, body: featureConfig };
         },
       },
@@ -159,7 +154,7 @@ function networkFeatureConfigOperations(deps: {
 
 /** Route-server sessions: owned, stateful, cancelled at once (no cancellation policy of their own). */
 export const networkFeatureConfigsFamily: ResourceFamily = {
-  name: 'network-feature-configs',
+  name: FAMILIES.network_feature_config.collection,
   collections: () => NETWORK_FEATURE_CONFIG_COLLECTIONS,
   asynchronous: true,
   operations: ({ db, validators, writes, document, clock }) =>

@@ -23,8 +23,9 @@ import { cancellationOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, merged, replacement } from '../writes';
+import { merged, replacement } from '../writes';
 import { typedChange } from './typed-changes';
+import { FAMILIES } from '../../domain/families';
 
 /** Network service configs belong to whoever manages or consumes them. */
 export const NETWORK_SERVICE_CONFIG_COLLECTIONS: readonly CollectionEntry[] = [
@@ -126,8 +127,7 @@ function networkServiceConfigOperations(deps: {
           ),
         );
         await check(scope, next, current.id, (property) => touched.has(property));
-        const { config, messages } = await deps.configs.change(params.id, next);
-        await deliverAll(writes.starter, messages);
+        const { config } = await deps.configs.change(params.id, next);
         return { status: 202, body: config };
       },
     };
@@ -148,10 +148,9 @@ function networkServiceConfigOperations(deps: {
             ]);
           const order = replacement(body, absentConfigOrder(type));
           await check(scope, order);
-          const { config, start } = await deps.configs.create(order, {
+          const { config } = await deps.configs.create(order, {
             quarantineSeconds: deps.ipQuarantineSeconds,
           });
-          await deliverAll(writes.starter, [start]);
           return { status: 201, body: config };
         },
       },
@@ -165,8 +164,8 @@ function networkServiceConfigOperations(deps: {
       policies,
       allow: load,
       cancel: async (id, policy) => {
-        const { config, messages } = await deps.configs.requestCancellation(id, policy);
-        return { resource: config, messages };
+        const { config } = await deps.configs.requestCancellation(id, policy);
+        return { resource: config };
       },
     }),
   };
@@ -177,7 +176,7 @@ function networkServiceConfigOperations(deps: {
  * defaults are its type's (`absentConfigOrder`).
  */
 export const networkServiceConfigsFamily: ResourceFamily = {
-  name: 'network-service-configs',
+  name: FAMILIES.network_service_config.collection,
   collections: () => NETWORK_SERVICE_CONFIG_COLLECTIONS,
   asynchronous: true,
   statistics: ['network_service_config'],

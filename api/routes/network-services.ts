@@ -33,8 +33,9 @@ import type { OperationDefinition } from '../operations';
 import { redactionPlansByType } from '../redaction-plans';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, merged, replacement } from '../writes';
+import { merged, replacement } from '../writes';
 import { typedChange } from './typed-changes';
+import { FAMILIES } from '../../domain/families';
 
 /** What others see of a multipoint service they may join: enough to find it and order a config. */
 const MEMBER_VIEW = [
@@ -203,8 +204,7 @@ function networkServiceOperations(deps: {
           ),
         );
         await check(scope, next, params.id, (property) => touched.has(property as keyof ServiceOrder));
-        const { service, messages } = await services.change(params.id, next);
-        await deliverAll(writes.starter, messages);
+        const { service } = await services.change(params.id, next);
         return { status: 202, body: service };
       },
     };
@@ -229,8 +229,7 @@ function networkServiceOperations(deps: {
             ]);
           const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type });
           await check(scope, order);
-          const { service, start } = await services.create(order);
-          await deliverAll(writes.starter, [start]);
+          const { service } = await services.create(order);
           return { status: 201, body: service };
         },
       },
@@ -279,7 +278,6 @@ function networkServiceOperations(deps: {
           );
           if (problems.length) throw new ValidationError(problems);
           const opened = await services.openChangeRequest(params.id, request);
-          await deliverAll(writes.starter, opened.messages);
           return { status: 202, body: changeRequestBody(opened.request) };
         },
       },
@@ -301,7 +299,6 @@ function networkServiceOperations(deps: {
           );
           if (!closed)
             throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
-          await deliverAll(writes.starter, closed.messages);
           return { status: 202, body: changeRequestBody(closed.request) };
         },
       },
@@ -318,8 +315,8 @@ function networkServiceOperations(deps: {
           throw new NotFoundError(`no cancellation policy for network-services with id ${id}`);
       },
       cancel: async (id, policy) => {
-        const { service, messages } = await services.requestCancellation(id, policy);
-        return { resource: service, messages };
+        const { service } = await services.requestCancellation(id, policy);
+        return { resource: service };
       },
     }),
   };
@@ -330,7 +327,7 @@ function networkServiceOperations(deps: {
  * changed by their managing side only, with the change requests of circuits.
  */
 export const networkServicesFamily: ResourceFamily = {
-  name: 'network-services',
+  name: FAMILIES.network_service.collection,
   collections: networkServiceCollections,
   asynchronous: true,
   // The traffic of the caller's configs of the service, added up.

@@ -6,7 +6,7 @@ import type {
   PortReservationRepository,
   ReservationChange,
 } from '../../db/repositories/port-reservation-repository';
-import { ownedScope } from '../../db/scope';
+import { portReservationScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireChange } from '../../domain/authority';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
@@ -20,7 +20,8 @@ import { cancellationOperations, loaOperations } from '../lifecycle-operations';
 import type { OperationDefinition } from '../operations';
 import type { RequestValidators } from '../request-validation';
 import type { WriteContext } from '../writes';
-import { deliverAll, merged, replacement } from '../writes';
+import { merged, replacement } from '../writes';
+import { FAMILIES } from '../../domain/families';
 
 /** A port reservation is seen by whoever sees its connection. */
 export const PORT_RESERVATION_COLLECTIONS: readonly CollectionEntry[] = [
@@ -28,8 +29,7 @@ export const PORT_RESERVATION_COLLECTIONS: readonly CollectionEntry[] = [
     collection: portReservations,
     list: 'port_reservations_list',
     read: 'port_reservations_read',
-    scope: (visibility) => (_value, params) =>
-      `t.connection IN (SELECT c.id FROM connections c WHERE ${ownedScope(params.bind(visibility.accounts), 'c')})`,
+    scope: (visibility) => (_value, params) => portReservationScope(params.bind(visibility.accounts)),
   },
 ];
 
@@ -149,11 +149,7 @@ function portReservationOperations(deps: {
               'connection',
               `the offering allows at most ${limit} port(s) per connection`,
             );
-          const { reservation, messages } = await deps.reservations.reserve(
-            input,
-            offering?.physical_port_speed ?? 0,
-          );
-          await deliverAll(writes.starter, messages);
+          const { reservation } = await deps.reservations.reserve(input, offering?.physical_port_speed ?? 0);
           return { status: 201, body: reservation };
         },
       },
@@ -167,10 +163,10 @@ function portReservationOperations(deps: {
       policies,
       allow: load,
       cancel: async (id, policy, body) => {
-        const { reservation, messages } = await deps.reservations.end(id, policy, (connection) =>
+        const { reservation } = await deps.reservations.end(id, policy, (connection) =>
           connectionPolicies.forCancellation(connection, body),
         );
-        return { resource: reservation, messages };
+        return { resource: reservation };
       },
     }),
     loa: loaOperations({
@@ -192,8 +188,8 @@ function portReservationOperations(deps: {
           'The holder of this letter is authorised to order the cross-connect to this port.',
         ]),
       store: async (id, document) => {
-        const { reservation, messages } = await deps.reservations.storeLoa(id, document);
-        return { resource: reservation, messages };
+        const { reservation } = await deps.reservations.storeLoa(id, document);
+        return { resource: reservation };
       },
     }),
   };
@@ -201,7 +197,7 @@ function portReservationOperations(deps: {
 
 /** Port reservations: stateful, changed by whoever may change their connection. */
 export const portReservationsFamily: ResourceFamily = {
-  name: 'port-reservations',
+  name: FAMILIES.port_reservation.collection,
   collections: () => PORT_RESERVATION_COLLECTIONS,
   asynchronous: true,
   operations: ({ db, validators, writes, document, clock }) =>

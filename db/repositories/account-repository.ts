@@ -1,3 +1,4 @@
+import { workflowStartOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
 import type { OnboardingFacts } from '../../domain/onboarding';
 import type { LifecycleEvent, State } from '../../domain/states';
@@ -5,7 +6,6 @@ import { transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { discoverableNameKeys, LOOK_ALIKE_NAME } from '../../domain/account-names';
-import { onboardingWorkflowId } from '../../domain/onboarding';
 import { newId } from '../../domain/ids';
 import type { AccountRow, Models } from '../models';
 import {
@@ -23,6 +23,7 @@ import { signalWaitingOnboarding } from './onboarding-signals';
 import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
+import { unitOfWork } from '../unit-of-work';
 
 export interface Address {
   country: string;
@@ -122,14 +123,8 @@ async function withDistinctName<T>(property: 'name' | 'discoverable', write: () 
 }
 
 /** The workflow that on-boards an account; its id is derived from the account id. */
-export function onboardingStart(accountId: string): WorkflowStart {
-  return {
-    workflowType: 'onboardAccount',
-    workflowId: onboardingWorkflowId(accountId),
-    args: [{ accountId }],
-    searchAttributes: { IxapiResourceType: 'account', IxapiResourceId: accountId, IxapiAccount: accountId },
-  };
-}
+export const onboardingStart = (accountId: string): WorkflowStart =>
+  workflowStartOf('account', { id: accountId, managing_account: accountId });
 
 export function createAccountRepository(deps: {
   sequelize: Sequelize;
@@ -169,7 +164,7 @@ export function createAccountRepository(deps: {
      * Does nothing when an account with that id exists.
      */
     async importAccount(input: NewAccount & { id: string }, state: State = 'production'): Promise<boolean> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const existing = await models.Account.findByPk(input.id, {
           transaction,
           lock: transaction.LOCK.UPDATE,
@@ -216,7 +211,7 @@ export function createAccountRepository(deps: {
       id: string,
       change: (current: Account) => AccountInput | Promise<AccountInput>,
     ): Promise<Written<Account>> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lockAccount(id, transaction);
         const before = toAccount(row.get({ plain: true }));
         const next = await change(before);
@@ -251,7 +246,7 @@ export function createAccountRepository(deps: {
      * name what is in the way.
      */
     async remove(id: string, guard: Guard<Account & { is_exchange: boolean }>): Promise<Written<Account>> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lockAccount(id, transaction);
         const account = toAccount(row.get({ plain: true }));
         await guard({ ...account, is_exchange: row.get({ plain: true }).isExchange });
@@ -307,7 +302,7 @@ export function createAccountRepository(deps: {
 
     /** Moves an account along the lifecycle table and records the event, atomically. */
     async applyLifecycleEvent(id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<Account> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lockAccount(id, transaction);
         const from = row.get('state') as State;
         const to = transition(from, event);

@@ -1,3 +1,4 @@
+import { workflowStartOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
 import type {
   ConnectionMode,
@@ -22,6 +23,7 @@ import { createConnectionStore, provisioningWorkflowId } from './connection-stor
 import type { LifecycleRow } from './lifecycle-store';
 import { createLifecycleStore } from './lifecycle-store';
 import { allocatingTransaction } from '../transactions';
+import { unitOfWork } from '../unit-of-work';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
 export type NewConnection = {
@@ -116,18 +118,8 @@ export type ConnectionChange = Pick<
   | 'contract_ref'
 >;
 
-export function provisioningStart(connection: { id: string; managing_account: string }): WorkflowStart {
-  return {
-    workflowType: 'provisionConnection',
-    workflowId: provisioningWorkflowId(connection.id),
-    args: [{ connectionId: connection.id }],
-    searchAttributes: {
-      IxapiResourceType: 'connection',
-      IxapiResourceId: connection.id,
-      IxapiAccount: connection.managing_account,
-    },
-  };
-}
+export const provisioningStart = (connection: { id: string; managing_account: string }): WorkflowStart =>
+  workflowStartOf('connection', connection);
 
 /** The state ports show while their connection is in a state. */
 function portStateFor(state: State): State {
@@ -466,7 +458,7 @@ export function createConnectionRepository(deps: {
       values: ConnectionChange,
       reconfigure: boolean,
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         // Services sit on the bundle or on the one port: they cannot move between the two.
         if ((row.mode === 'standalone') !== (values.mode === 'standalone'))
@@ -562,7 +554,7 @@ export function createConnectionRepository(deps: {
       id: string,
       document: Buffer,
     ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         await sequelize.query('UPDATE connections SET loa = :document, updated_at = NOW(3) WHERE id = :id', {
           replacements: { id, document },

@@ -1,3 +1,4 @@
+import { workflowIdOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { CancellationTerms } from '../../domain/cancellation';
@@ -16,7 +17,7 @@ import type { PortReservation } from './port-reservation-repository';
 import type { Connection } from './connection-repository';
 
 /** The id of a connection's workflow. */
-export const provisioningWorkflowId = (connectionId: string) => `ixapi:connection:${connectionId}`;
+export const provisioningWorkflowId = (connectionId: string) => workflowIdOf('connection', connectionId);
 
 /**
  * What the connection and port-reservation repositories share: the connection's row lock, its

@@ -15,6 +15,7 @@ import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
+import { unitOfWork } from '../unit-of-work';
 
 export interface Contact {
   id: string;
@@ -40,7 +41,7 @@ export interface RoleAssignment {
   contact: string;
 }
 
-/** The result of a write: what was written and the workflow messages to send after commit. */
+/** The result of a write: what was written, and the workflow messages it put in the outbox (sent once it commits). */
 export interface Written<T> {
   resource: T;
   messages: PendingMessage[];
@@ -159,7 +160,7 @@ export function createContactRepository(deps: {
       id: string,
       change: (current: Contact) => ContactInput | Promise<ContactInput>,
     ): Promise<Written<Contact>> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lockContact(id, transaction);
         const before = toContact(row.get({ plain: true }));
         const next = await change(before);
@@ -189,7 +190,7 @@ export function createContactRepository(deps: {
      * nothing changes and the conflicts say what is in the way.
      */
     async deleteContact(id: string, guard: Guard<Contact>): Promise<Written<Contact>> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lockContact(id, transaction);
         const contact = toContact(row.get({ plain: true }));
         await guard(contact);
@@ -232,7 +233,7 @@ export function createContactRepository(deps: {
       input: { id?: string; role: string; contact: string },
       guard: Guard<Contact> = () => undefined,
     ): Promise<Written<RoleAssignment>> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const contactRow = await models.Contact.findByPk(input.contact, {
           transaction,
           lock: transaction.LOCK.UPDATE,
@@ -286,7 +287,7 @@ export function createContactRepository(deps: {
 
     /** Takes a role from a contact, unless a resource still needs the contact in that role. */
     async unassignRole(id: string, guard: Guard<Contact>): Promise<Written<RoleAssignment>> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await models.RoleAssignment.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
         if (!row) throw new NotFoundError(`no role-assignments with id ${id}`);
         const assignment = toAssignment(row.get({ plain: true }));

@@ -11,6 +11,7 @@ import { newId } from '../../domain/ids';
 import { allocatingTransaction } from '../transactions';
 import type { EventRepository } from './event-repository';
 import type { QuotaGuard } from './quota-guard';
+import { unitOfWork } from '../unit-of-work';
 
 export interface IpAddress extends IpInput {
   id: string;
@@ -120,7 +121,7 @@ export function createIpRepository(deps: {
 
     /** Stores what a change leaves of the address. */
     async update(id: string, next: IpInput): Promise<IpAddress> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const [row] = await sequelize.query<{ network_service: string | null }>(
           'SELECT network_service FROM ip_addresses WHERE id = :id FOR UPDATE',
           { replacements: { id }, type: QueryTypes.SELECT, transaction },

@@ -10,6 +10,7 @@ import type { StatusEntry } from '../../domain/status';
 import { sqlOf } from '../collection';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import { unitOfWork } from '../unit-of-work';
 
 /** The row of a stateful resource, as its lifecycle needs it. */
 export interface LifecycleRow {
@@ -236,7 +237,7 @@ export function createLifecycleStore<R>(deps: {
      * back what it held.
      */
     applyLifecycleEvent: async (id: string, event: LifecycleEvent, status: StatusEntry[]): Promise<R> => {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const to = transition(row.state, event);
         await run(

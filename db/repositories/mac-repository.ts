@@ -9,6 +9,7 @@ import { macs } from '../macs-collection';
 import { allocatingTransaction } from '../transactions';
 import type { EventRepository } from './event-repository';
 import type { QuotaGuard } from './quota-guard';
+import { unitOfWork } from '../unit-of-work';
 
 /** What a MAC address registration names. */
 export type NewMac = {
@@ -98,7 +99,7 @@ export function createMacRepository(deps: {
 
     /** Removes a registration once `allowed` accepts the caller; answers with what was removed. */
     async destroy(id: string, allowed: (mac: Mac) => void): Promise<Mac> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         await sequelize.query('SELECT id FROM macs WHERE id = :id FOR UPDATE', {
           replacements: { id },
           transaction,

@@ -20,6 +20,7 @@ import type { EventRepository } from './event-repository';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
 import type { OutboxRepository, PendingMessage } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
+import { unitOfWork } from '../unit-of-work';
 
 /** Decides, inside the write's transaction with the rule and its service locked, whether the caller may go on. */
 export type RuleGuard = (rule: MemberJoiningRule, service: JoinableService | undefined) => void;
@@ -28,7 +29,7 @@ export type RuleGuard = (rule: MemberJoiningRule, service: JoinableService | und
 export type MemberJoiningRuleView = Omit<MemberJoiningRule, 'capacity_min' | 'capacity_max'> &
   Partial<Pick<MemberJoiningRule, 'capacity_min' | 'capacity_max'>>;
 
-/** A written rule as shown and the workflow messages to send once the transaction committed. */
+/** A written rule as shown, and the workflow messages the write put in the outbox (sent once it commits). */
 export interface WrittenRule {
   rule: MemberJoiningRuleView;
   messages: PendingMessage[];
@@ -267,7 +268,7 @@ export function createMemberJoiningRuleRepository(deps: {
      */
     async change(id: string, next: MemberJoiningRuleOrder, allowed: RuleGuard): Promise<WrittenRule> {
       return guardedByIndex(next, id, () =>
-        sequelize.transaction(async (transaction) => {
+        unitOfWork(sequelize, async (transaction) => {
           const { current, service } = await lockRule(id, allowed, transaction);
           if (next.consuming_account !== current.consuming_account)
             await refuseSecondRule(next, id, transaction);
@@ -289,7 +290,7 @@ export function createMemberJoiningRuleRepository(deps: {
 
     /** Removes a rule once `allowed` accepts the caller, unless that strands a live config. */
     async destroy(id: string, allowed: RuleGuard): Promise<WrittenRule> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const { current, service } = await lockRule(id, allowed, transaction);
         const messages = await settleConfigs(service, id, current, undefined, transaction);
         const rule = (await read(id, transaction))!;

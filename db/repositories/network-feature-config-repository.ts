@@ -1,3 +1,4 @@
+import { workflowIdOf, workflowStartOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { UnableToFulfillError } from '../../domain/errors';
@@ -21,6 +22,7 @@ import { CONFIG_GOING, configWorkflowId } from './network-service-config-reposit
 import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
+import { unitOfWork } from '../unit-of-work';
 
 /** A route-server session as IX-API shows it. */
 export interface NetworkFeatureConfig extends RouteServerConfigOrder {
@@ -56,20 +58,10 @@ export interface SessionPlacement {
   };
 }
 
-export const featureConfigWorkflowId = (id: string) => `ixapi:network-feature-config:${id}`;
+export const featureConfigWorkflowId = (id: string) => workflowIdOf('network_feature_config', id);
 
-export function featureConfigStart(config: { id: string; managing_account: string }): WorkflowStart {
-  return {
-    workflowType: 'provisionNetworkFeatureConfig',
-    workflowId: featureConfigWorkflowId(config.id),
-    args: [{ featureConfigId: config.id }],
-    searchAttributes: {
-      IxapiResourceType: 'network_feature_config',
-      IxapiResourceId: config.id,
-      IxapiAccount: config.managing_account,
-    },
-  };
-}
+export const featureConfigStart = (config: { id: string; managing_account: string }): WorkflowStart =>
+  workflowStartOf('network_feature_config', config);
 
 /** What the route server does with a session: a change of these needs the workflow. */
 const SESSION_PROPERTIES = [
@@ -248,7 +240,7 @@ export function createNetworkFeatureConfigRepository(deps: {
       id: string,
       next: RouteServerConfigOrder,
     ): Promise<{ featureConfig: NetworkFeatureConfig; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lifecycle.lock(id, transaction);
         const current = (await read(id, transaction))!;
         await refuseTwin(next, id, transaction);

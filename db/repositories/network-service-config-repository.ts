@@ -1,3 +1,4 @@
+import { workflowIdOf, workflowStartOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
 import type { CancellationPolicy, CancellationTerms } from '../../domain/cancellation';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
@@ -69,26 +70,16 @@ export interface ConfigAgenda extends StoredAgenda {
 /** States a config no longer changes from. */
 export const CONFIG_GOING = GOING_STATES;
 
-export const configWorkflowId = (configId: string) => `ixapi:network-service-config:${configId}`;
+export const configWorkflowId = (configId: string) => workflowIdOf('network_service_config', configId);
 
 /** The workflow of a network service a customer ordered. */
-export const serviceWorkflowId = (serviceId: string) => `ixapi:network-service:${serviceId}`;
+export const serviceWorkflowId = (serviceId: string) => workflowIdOf('network_service', serviceId);
 
 /** Config states the workflow of a customer's service waits for: an end up, or gone. */
 const NEWS_FOR_THE_SERVICE: readonly State[] = ['production', 'decommissioned', 'cancelled'];
 
-export function configProvisioningStart(config: { id: string; managing_account: string }): WorkflowStart {
-  return {
-    workflowType: 'provisionNetworkServiceConfig',
-    workflowId: configWorkflowId(config.id),
-    args: [{ configId: config.id }],
-    searchAttributes: {
-      IxapiResourceType: 'network_service_config',
-      IxapiResourceId: config.id,
-      IxapiAccount: config.managing_account,
-    },
-  };
-}
+export const configProvisioningStart = (config: { id: string; managing_account: string }): WorkflowStart =>
+  workflowStartOf('network_service_config', config);
 
 /** What the device does with a config: a change of these needs the workflow. */
 const onDevice = (order: ConfigOrder) =>

@@ -1,3 +1,4 @@
+import { workflowStartOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
 import type { Scope } from '../../domain/authority';
 import type { HappeningOf } from '../../domain/events';
@@ -25,6 +26,7 @@ import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } fr
 import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
 import { ENDED_STATES, RECONSIDER_SIGNAL } from '../../domain/states';
+import { unitOfWork } from '../unit-of-work';
 
 /** A network service as IX-API shows it (the properties of its type). */
 export type NetworkService = Record<string, unknown> & {
@@ -86,18 +88,8 @@ export interface ServiceAgenda extends StoredAgenda {
 
 export { serviceWorkflowId };
 
-export function serviceProvisioningStart(service: { id: string; managing_account: string }): WorkflowStart {
-  return {
-    workflowType: 'provisionNetworkService',
-    workflowId: serviceWorkflowId(service.id),
-    args: [{ serviceId: service.id }],
-    searchAttributes: {
-      IxapiResourceType: 'network_service',
-      IxapiResourceId: service.id,
-      IxapiAccount: service.managing_account,
-    },
-  };
-}
+export const serviceProvisioningStart = (service: { id: string; managing_account: string }): WorkflowStart =>
+  workflowStartOf('network_service', service);
 
 /** Contact roles the configs of customer-ordered services need. */
 export const ORDERED_SERVICE_CONTACT_ROLES = ['role-noc'];
@@ -320,7 +312,7 @@ export function createNetworkServiceRepository(deps: {
       id: string,
       next: ServiceOrder,
     ): Promise<{ service: NetworkService; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const stored = await storedRow(id, transaction);
         const current = orderOfRow(stored);
@@ -402,7 +394,7 @@ export function createNetworkServiceRepository(deps: {
       id: string,
       request: ChangeRequest,
     ): Promise<{ request: ChangeRequest; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const stored = await storedRow(id, transaction);
         if (changeRequestOfRow(stored))
@@ -444,7 +436,7 @@ export function createNetworkServiceRepository(deps: {
       id: string,
       how: 'withdrawn' | 'rejected',
     ): Promise<{ request: ChangeRequest; messages: PendingMessage[] } | undefined> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         await lock(id, transaction);
         const stored = await storedRow(id, transaction);
         const request = changeRequestOfRow(stored);

@@ -1,15 +1,10 @@
+import type { WorkflowStart } from '../../domain/families';
 import { context, propagation } from '@opentelemetry/api';
 import type { Transaction } from 'sequelize';
 import { Op, QueryTypes } from 'sequelize';
 import type { Models } from '../models';
 
-/** A workflow start that was decided inside a database transaction and must happen after commit. */
-export interface WorkflowStart {
-  workflowType: string;
-  workflowId: string;
-  args: unknown[];
-  searchAttributes: Record<string, string>;
-}
+export type { WorkflowStart };
 
 /** A signal to a workflow that may be waiting for it (decided in a transaction, sent after commit). */
 export interface WorkflowSignal {
@@ -40,7 +35,19 @@ export function isSignal(message: OutboxMessage): message is WorkflowSignal {
   return 'signal' in message;
 }
 
+/** Takes a message whose transaction has committed, to send it without holding up the writer. */
+export type CommittedSender = (message: PendingMessage) => void;
+
+/**
+ * The outbox: every workflow start and signal a write decides is a row written in the write's own
+ * transaction. Once that transaction has committed, its messages go to the process's sender (the
+ * API's background sender), from this one place: no write hands them on by itself. A process
+ * without a sender, or one that dies before sending, leaves them to the relay.
+ */
 export function createOutboxRepository({ models }: { models: Models }) {
+  /** The senders named, latest last: the latest sends (API processes sharing a handle in tests). */
+  const senders: CommittedSender[] = [];
+
   const toPending = (instance: InstanceType<Models['Outbox']>): PendingMessage => {
     const row = instance.get({ plain: true });
     const delivery = {
@@ -78,7 +85,9 @@ export function createOutboxRepository({ models }: { models: Models }) {
           },
       { transaction },
     );
-    return toPending(row);
+    const pending = toPending(row);
+    transaction.afterCommit(() => senders.at(-1)?.(pending));
+    return pending;
   }
 
   const sequelize = models.Outbox.sequelize!;
@@ -88,6 +97,18 @@ export function createOutboxRepository({ models }: { models: Models }) {
 
   return {
     enqueue,
+
+    /**
+     * Names who sends the messages of each committed transaction from now on; answers a function
+     * that stops it (the sender named before it, if any, takes over again).
+     */
+    sendCommittedWith(send: CommittedSender): () => void {
+      senders.push(send);
+      return () => {
+        const at = senders.lastIndexOf(send);
+        if (at >= 0) senders.splice(at, 1);
+      };
+    },
 
     /**
      * Claims one message for `leaseMs` unless it was delivered or another process holds it: whoever

@@ -11,6 +11,7 @@ import type { PortAllocation } from '../allocation/ports';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore } from './connection-store';
 import { allocatingTransaction } from '../transactions';
+import { unitOfWork } from '../unit-of-work';
 
 /** What a new port reservation names. */
 export type NewReservation = {
@@ -180,7 +181,7 @@ export function createPortReservationRepository(deps: {
 
     /** Changes a reservation's cross-connect details and references; nothing on the device changes. */
     async change(id: string, values: ReservationChange): Promise<PortReservation> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const { row } = await lockReservation(id, transaction);
         await sequelize.query(
           `UPDATE port_reservations SET subscriber_side_demarc = :subscriber_side_demarc,
@@ -307,7 +308,7 @@ export function createPortReservationRepository(deps: {
       id: string,
       document: Buffer,
     ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
-      return sequelize.transaction(async (transaction) => {
+      return unitOfWork(sequelize, async (transaction) => {
         const { reservation, row } = await lockReservation(id, transaction);
         await sequelize.query(
           'UPDATE port_reservations SET loa = :document, updated_at = NOW(3) WHERE id = :id',

@@ -41,10 +41,9 @@ async function place(extra: Partial<NewConnection> = {}): Promise<Connection> {
 
 const stateOf = async (id: string) => (await stack().db.connections.findById(id))!;
 
-/** The subscriber's LOA, stored and announced to the workflow as the API does. */
+/** The subscriber's LOA, stored (the outbox announces it to the workflow). */
 async function uploadLoa(id: string): Promise<void> {
-  const { messages } = await stack().db.connections.storeLoa(id, Buffer.from('%PDF-1.4\n%%EOF\n'));
-  for (const message of messages) await stack().api.starter.deliver(message);
+  await stack().db.connections.storeLoa(id, Buffer.from('%PDF-1.4\n%%EOF\n'));
 }
 const reaches = (id: string, state: string) =>
   eventually(`${id} reaching ${state}`, async () => {

@@ -165,11 +165,7 @@ describe('the operator’s queue: what waits on the exchange', function () {
     assert.match(refused.stderr, /--kind must be one of/);
 
     // Each signal the queue names moves its resource on (the cross-connect also needs the LOA).
-    const { messages } = await stack().db.connections.storeLoa(
-      waiting.cross_connect.id,
-      Buffer.from('%PDF-1.4\n%%EOF\n'),
-    );
-    for (const message of messages) await stack().api.starter.deliver(message);
+    await stack().db.connections.storeLoa(waiting.cross_connect.id, Buffer.from('%PDF-1.4\n%%EOF\n'));
     for (const kind of [
       'retry_provisioning',
       'retry_testing',

@@ -10,10 +10,18 @@ export const FRA_LAN = 'ns-exchange-lan-fra';
 const CONNECTION_ROLES = ['ra-spree-networks-implementation', 'ra-spree-networks-noc'];
 const CONFIG_ROLES = ['ra-spree-networks-noc', 'ra-spree-networks-peering'];
 
-/** A standalone connection of Spree's (Frankfurt unless the offering says otherwise). */
-export async function orderConnection(token: string, extra: Record<string, unknown> = {}): Promise<string> {
+/**
+ * A standalone connection of Spree's (Frankfurt unless the offering says otherwise), ordered from
+ * the stack's API or the one at `baseUrl`.
+ */
+export async function orderConnection(
+  token: string,
+  extra: Record<string, unknown> = {},
+  baseUrl?: string,
+): Promise<string> {
   const created = await request('POST', '/connections', {
     token,
+    baseUrl,
     body: {
       managing_account: SPREE,
       consuming_account: SPREE,

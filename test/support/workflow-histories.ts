@@ -20,6 +20,11 @@ export type CommonPath = keyof typeof COMMON_PATHS;
 export interface WorkflowTypeDefinition {
   /** The module that exports the workflow function. */
   readonly file: string;
+  /**
+   * Where the code that new runs live is, when `file` only picks between it and code kept for runs
+   * begun before (workflows/legacy/): its signals and queries are what the type takes now.
+   */
+  readonly runs?: string;
   /** The common paths this workflow type does not have, each with the reason. */
   readonly notApplicable: Readonly<Partial<Record<CommonPath, string>>>;
   /** Paths of its own, besides the common ones, each with what it is. */
@@ -33,6 +38,7 @@ export interface WorkflowTypeDefinition {
 export const WORKFLOW_TYPES = {
   provisionConnection: {
     file: 'workflows/legacy/connection.ts',
+    runs: 'workflows/connection-provisioning.ts',
     notApplicable: {},
   },
   provisionNetworkService: {

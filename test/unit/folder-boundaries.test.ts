@@ -27,7 +27,10 @@ const FORBIDDEN: [string, string][] = [
   ['conformance/cli.ts', "import { startApi as x } from '../api/server';"],
   ['conformance/checks/auth.ts', "import { openDatabase as x } from '../../db';"],
   ['spec/index.ts', "import { STATES as x } from '../domain/states';"],
-  ['workflows/connection-provisioning.ts', "import { provisionConnectionV1 as x } from './legacy/connection-provisioning-v1';"],
+  [
+    'workflows/connection-provisioning.ts',
+    "import { provisionConnectionV1 as x } from './legacy/connection-provisioning-v1';",
+  ],
 ];
 
 /** Imports it allows, one per folder at least. */
@@ -43,7 +46,10 @@ const ALLOWED: [string, string][] = [
   ['conformance/cli.ts', "import { loadSpec as x } from '../spec';"],
   ['scripts/admin.ts', "import { startApi as x } from '../api/server';"],
   ['workflows/index.ts', "import { provisionConnection as x } from './legacy/connection';"],
-  ['workflows/legacy/connection.ts', "import { provisionConnectionV1 as x } from './connection-provisioning-v1';"],
+  [
+    'workflows/legacy/connection.ts',
+    "import { provisionConnectionV1 as x } from './connection-provisioning-v1';",
+  ],
 ];
 
 describe('the folder layout is enforced by lint', function () {

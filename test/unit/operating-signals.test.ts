@@ -29,8 +29,8 @@ const handledIn = (source: string): string[] =>
 /** What each workflow type takes and answers: its own handlers, and the lifecycle's when it runs one. */
 function expectedRows(): string[] {
   const lifecycle = handledIn(read('workflows/lifecycle.ts'));
-  return Object.entries(WORKFLOW_TYPES).flatMap(([type, { file }]) => {
-    const source = read(file);
+  return Object.entries(WORKFLOW_TYPES).flatMap(([type, definition]) => {
+    const source = read('runs' in definition ? definition.runs : definition.file);
     const handled = [...handledIn(source), ...(/\brunLifecycle\s*[<(]/.test(source) ? lifecycle : [])];
     return [...new Set(handled)].map((row) => `${type} ${row}`);
   });

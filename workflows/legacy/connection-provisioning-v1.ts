@@ -37,7 +37,6 @@ const device = proxyActivities<
   Pick<Activities, 'configureConnection' | 'deconfigureConnection' | 'checkConnectionOptics'>
 >({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '10 seconds', retry });
 
-
 type Outcome = State | 'deleted';
 
 const entry = (

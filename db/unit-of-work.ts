@@ -1,0 +1,64 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Sequelize } from 'sequelize';
+import { Transaction } from 'sequelize';
+
+/** How often a write the database rolled back for a conflict is run again before the error stands. */
+const CONFLICT_ATTEMPTS = 5;
+
+/** The transactions begun READ COMMITTED (`isolation: 'read-committed'`). */
+const readCommitted = new WeakSet<Transaction>();
+
+/** Whether `transaction` reads committed rows at each statement (begun with `isolation: 'read-committed'`). */
+export const isReadCommitted = (transaction: Transaction): boolean => readCommitted.has(transaction);
+
+/**
+ * Whether the database rolled the transaction back to resolve a conflict: a deadlock, or on a
+ * Galera cluster a certification conflict with a transaction another node committed first (both
+ * answer 1213). Everything the transaction did was undone, so it may simply run again.
+ */
+export function isConflict(error: unknown): boolean {
+  const cause = (error as { parent?: { errno?: number; code?: string } } | null)?.parent;
+  return cause?.errno === 1213 || cause?.code === 'ER_LOCK_DEADLOCK';
+}
+
+export interface UnitOfWorkOptions {
+  /**
+   * `read-committed` for a write that takes something scarce (ports, VLAN tags, addresses) after
+   * locking what serialises the takers: each statement sees what committed while it waited for the
+   * lock (a repeatable read would show the snapshot of its first read), and it takes no gap locks.
+   * Otherwise the database's default, repeatable read.
+   */
+  isolation?: 'read-committed';
+  /** Told of each transaction begun (a retried write begins one per attempt). */
+  started?: (transaction: Transaction) => void;
+}
+
+/**
+ * The unit of work every write of the stores runs as: one transaction holding its rows, its events
+ * and its outbox rows, which commit together or not at all. The outbox sends the workflow messages
+ * once the transaction has committed (db/repositories/outbox-repository.ts). A transaction the
+ * database rolled back for a conflict (`isConflict`) is run again whole, a few times, after a
+ * short random pause; `work` must therefore change nothing but the database.
+ */
+export async function unitOfWork<T>(
+  sequelize: Sequelize,
+  work: (transaction: Transaction) => Promise<T>,
+  options: UnitOfWorkOptions = {},
+): Promise<T> {
+  const settings =
+    options.isolation === 'read-committed'
+      ? { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }
+      : {};
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await sequelize.transaction(settings, (transaction) => {
+        if (options.isolation === 'read-committed') readCommitted.add(transaction);
+        options.started?.(transaction);
+        return work(transaction);
+      });
+    } catch (error) {
+      if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      await sleep(10 + Math.floor(Math.random() * 40 * attempt));
+    }
+  }
+}
