@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { QueryTypes } from 'sequelize';
 import { openDatabase } from '../db';
 import { dropDatabase, ensureDatabase } from '../db/connection';
 import { migrate } from '../db/migrator';
@@ -26,6 +25,7 @@ import {
   printTable,
 } from './bench-measure';
 import { selfTimeByPlace } from './cpu-profile';
+import { explained, listStatements, statementsOfOneWrite } from './bench-statements';
 
 /**
  * `npm run bench:api`: throughput and latency of the API on this machine, not a test. Runs against
@@ -33,7 +33,8 @@ import { selfTimeByPlace } from './cpu-profile';
  * measured at 10,000, and with BENCH_SCALE=large at 1,000,000), with the API (metrics on, as
  * deployed), a second API without metrics (to price them), a third with tracing on, exporting every
  * span to a receiver in this process (to price tracing), a fourth as two processes (API_PROCESSES=2),
- * and bare Express "ceiling" servers (same JSON, no auth, database or validation; one and two
+ * two whose Temporal is stopped or 200 ms away (orders are answered at commit, whatever Temporal
+ * does), and bare Express "ceiling" servers (same JSON, no auth, database or validation; one and two
  * processes) in their own processes.
  */
 
@@ -61,6 +62,8 @@ const LARGE_SCALE = 1_000_000;
 /** Orders sent at once for the burst figure. */
 const BURST = 200;
 const TEMPORAL_ADDRESS = '127.0.0.1:8108';
+/** How far away (each way) the far Temporal of the answers-at-commit figure is. */
+const TEMPORAL_DELAY_MS = 200;
 
 const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
@@ -105,63 +108,6 @@ async function prepareWriteCeiling(db: ReturnType<typeof openDatabase>): Promise
       `CREATE TABLE ${table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, resource VARCHAR(64) NOT NULL, ${column} JSON NOT NULL, created_at DATETIME(3) NOT NULL)`,
     );
   }
-}
-
-/**
- * The statements an API runs on `table` to answer one GET of `url`, exactly as it sent them, caught
- * from the database's process list while the request runs. A list's totals, page starts and pages
- * are kept until a table they read changes, so each attempt first changes one row of `table` (its
- * `updated_at`), then asks once and reads the process list until the answer is in; the attempts go
- * on until a page statement (with LIMIT) was seen, 30 at most.
- */
-async function listStatements(
-  db: ReturnType<typeof openDatabase>,
-  table: string,
-  url: string,
-  headers: Record<string, string>,
-): Promise<string[]> {
-  const seen = new Map<string, string>();
-  for (let attempt = 0; attempt < 30 && ![...seen.values()].some((s) => /\bLIMIT\b/.test(s)); attempt += 1) {
-    await db.sequelize.query(`UPDATE ${table} SET updated_at = NOW(3) ORDER BY id LIMIT 1`);
-    let answered = false;
-    const asking = fetch(url, { headers })
-      .then((response) => response.arrayBuffer())
-      .finally(() => {
-        answered = true;
-      });
-    while (!answered) {
-      const rows = await db.sequelize.query<{ info: string }>(
-        `SELECT INFO AS info FROM information_schema.PROCESSLIST
-         WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO LIKE 'SELECT%'`,
-        { type: QueryTypes.SELECT },
-      );
-      for (const { info } of rows) {
-        // One of each shape: the values differ from request to request, the plan does not.
-        const shape = info.replace(/'[^']*'|\b\d+\b/g, '?').replace(/\s+/g, ' ');
-        if (new RegExp(`\\bFROM ${table}\\b`).test(info) && !seen.has(shape)) seen.set(shape, info);
-      }
-    }
-    await asking;
-  }
-  return [...seen.values()];
-}
-
-/** Each statement with its EXPLAIN, as text. */
-async function explained(
-  db: ReturnType<typeof openDatabase>,
-  statements: readonly string[],
-): Promise<string> {
-  let text = '';
-  for (const statement of statements) {
-    const plan = await db.sequelize.query<Record<string, unknown>>(`EXPLAIN ${statement}`, {
-      type: QueryTypes.SELECT,
-    });
-    text += `\n${statement.replace(/\s+/g, ' ')}\n`;
-    for (const row of plan) {
-      text += `  ${['id', 'select_type', 'table', 'type', 'key', 'rows', 'Extra'].map((column) => `${column}=${String(row[column])}`).join(' ')}\n`;
-    }
-  }
-  return text || '\n(no list statement was caught running in 30 requests)\n';
 }
 
 /** The API and the ceilings run as deployed: compiled into this folder (main builds it first). */
@@ -348,6 +294,33 @@ async function main(): Promise<void> {
       startProcess('api/main.ts', { ...env, PORT: '8110', METRICS_PORT: '', API_PROCESSES: '2' }),
     );
     const twoProcesses = 'http://127.0.0.1:8110/api/v2';
+    // Answers at commit: an API whose Temporal is stopped (nothing listens), and one whose Temporal is
+    // 200 ms away each way.
+    children.push(
+      startProcess('scripts/bench-delay-proxy.ts', {
+        PROXY_TARGET: env.TEMPORAL_ADDRESS,
+        PROXY_DELAY_MS: String(TEMPORAL_DELAY_MS),
+        PORT: '8114',
+      }),
+    );
+    children.push(
+      startProcess('api/main.ts', {
+        ...env,
+        PORT: '8112',
+        METRICS_PORT: '',
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+      }),
+    );
+    children.push(
+      startProcess('api/main.ts', {
+        ...env,
+        PORT: '8113',
+        METRICS_PORT: '',
+        TEMPORAL_ADDRESS: '127.0.0.1:8114',
+      }),
+    );
+    const temporalStopped = 'http://127.0.0.1:8112/api/v2';
+    const temporalFar = 'http://127.0.0.1:8113/api/v2';
 
     log(`measuring ${DURATION_SECONDS} s each with ${CONNECTIONS} connections`);
     // The first figures would otherwise pay for the API's warm-up (its JIT, pools and caches).
@@ -469,6 +442,30 @@ async function main(): Promise<void> {
       ),
     );
 
+    const oneOrder = await statementsOfOneWrite(db, `${unmetered}/connections`, ordering.headers, order);
+    await waitForUrl(`${temporalStopped}/health`);
+    await waitForUrl(`${temporalFar}/health`);
+    writes.push(
+      await measureWrite(
+        'POST /connections, Temporal stopped',
+        `${temporalStopped}/connections`,
+        ordering.headers,
+        order,
+      ),
+    );
+    writes.push(
+      await measureWrite(
+        `POST /connections, Temporal ${TEMPORAL_DELAY_MS} ms away each way`,
+        `${temporalFar}/connections`,
+        ordering.headers,
+        order,
+      ),
+    );
+    // Once more with Temporal at hand, so that the two figures above sit between two of it.
+    writes.push(
+      await measureWrite('POST /connections, again', `${api}/connections`, ordering.headers, order),
+    );
+
     // BENCH_SCALE=large: the reads once more with a million extra ports (their insertion takes minutes).
     if (process.env.BENCH_SCALE === 'large') {
       log(`adding ports up to ${LARGE_SCALE.toLocaleString()}`);
@@ -482,7 +479,7 @@ async function main(): Promise<void> {
     process.stdout.write('\n');
     printTable(writes, writes[0].requests);
     const [, read, first, deep, viaNext, unmeteredRead, readAgain, tracedRead] = results;
-    const [writeCeiling, orders, burst] = writes;
+    const [writeCeiling, orders, burst, withoutTemporal, farTemporal, ordersAgain] = writes;
     const [ceiling1, readOne, ceiling2, readTwo] = processes;
     process.stdout.write('\none API process against the ceiling in one process, then two against two:\n');
     printTable([ceiling1, readOne], ceiling1.requests);
@@ -492,6 +489,14 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       `\nwrites: POST /connections makes ${((orders.requests / writeCeiling.requests) * 100).toFixed(0)}% of the write ceiling (aim: 50% or more); ${BURST} orders at once: p99 ${burst.p99} ms (aim: 1,000 ms or less), ${burst.errors} not accepted\n`,
+    );
+    const atHand = (orders.p99 + ordersAgain.p99) / 2;
+    const p99Ratio = (figures: Figures) => (figures.p99 / Math.max(1, atHand)).toFixed(2);
+    process.stdout.write(
+      `\nanswers at commit: POST /connections p99 ${withoutTemporal.p99} ms with Temporal stopped (${p99Ratio(withoutTemporal)}× the ${atHand.toFixed(0)} ms with Temporal at hand, before and after), ${farTemporal.p99} ms with Temporal ${TEMPORAL_DELAY_MS} ms away (${p99Ratio(farTemporal)}×) (aim: 1.2× or less)\n`,
+    );
+    process.stdout.write(
+      `\nthe statements of one POST /connections until its answer: ${oneOrder.request.length} (aim: 12 or fewer)\n${oneOrder.request.map((text) => `  ${text.slice(0, 240)}`).join('\n')}\nand after the answer, sending its workflow start: ${oneOrder.sending.length}\n${oneOrder.sending.map((text) => `  ${text.slice(0, 240)}`).join('\n')}\n`,
     );
     const metered = (read.requests + readAgain.requests) / 2;
     process.stdout.write(

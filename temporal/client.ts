@@ -71,6 +71,8 @@ export const OUTBOX_LEASE_MS = 60_000;
  * it to the relay (Temporal down or slow). The relay tries longer.
  */
 const SEND_WITHIN_MS = { handler: 2_000, relay: 10_000 };
+/** How long background sends stop after a failed send (the relay's rounds go on meanwhile). */
+const SEND_PAUSE_MS = 5_000;
 
 /**
  * Starts the workflows that committed transactions asked for, and sends their signals. The outbox
@@ -85,8 +87,10 @@ export function createWorkflowStarter(deps: {
   taskQueue: string;
   logger: Logger;
   sendWithinMs?: { handler: number; relay: number };
+  /** How long background sends leave messages to the relay after a send failed. */
+  pauseMs?: number;
 }) {
-  const { client, outbox, taskQueue, logger, sendWithinMs = SEND_WITHIN_MS } = deps;
+  const { client, outbox, taskQueue, logger, sendWithinMs = SEND_WITHIN_MS, pauseMs = SEND_PAUSE_MS } = deps;
 
   /**
    * Sends a message, retrying within `withinMs` (the client's retries would take half a minute), in
@@ -151,13 +155,24 @@ export function createWorkflowStarter(deps: {
           { workflowId: start.workflowId, err: message },
           'workflow message deferred to the outbox relay',
         );
+        failedAt = Date.now();
         await outbox.markFailed(start.id, message).catch(() => undefined);
         return false;
       }
     }
+    failedAt = undefined;
     await outbox.markDelivered(start.id);
     return true;
   }
+
+  /**
+   * When a send last failed (Temporal down or out of reach), until one succeeds: meanwhile the
+   * background sends stop trying, for `pauseMs` after each failure, and leave what commits to the
+   * relay, whose rounds try again one message at a time. An outage then costs an order nothing but
+   * its commit, rather than seconds of retries each.
+   */
+  let failedAt: number | undefined;
+  const paused = () => failedAt !== undefined && Date.now() - failedAt < pauseMs;
 
   /**
    * Sends a message this process wrote. Answers whether it went out now; one that did not (or
@@ -176,9 +191,11 @@ export function createWorkflowStarter(deps: {
     /**
      * Sends a committed message in the background, once the code that wrote it has gone on (its
      * client is answered at commit): a Temporal that is slow or down never holds up an answer.
-     * Whatever does not go out (Temporal down, the database unreachable) stays for the relay.
+     * Whatever does not go out (Temporal down, the database unreachable) stays for the relay, as
+     * does everything while sends are paused after a failure.
      */
     sendSoon(message: PendingMessage): void {
+      if (paused()) return;
       const sending = new Promise<void>((resolve) => setImmediate(resolve))
         .then(() => deliver(message))
         .then(
