@@ -45,25 +45,31 @@ export async function listStatements(
 
 /** Statements other processes run on their own (relays, housekeeping), whatever the request. */
 const BACKGROUND = [
-  /SKIP LOCKED/,
+  /FROM workflow_outbox\b.*SKIP LOCKED/,
+  /FROM `workflow_outbox` AS `Outbox` WHERE `Outbox`.`id` IN \(/,
+  /^UPDATE workflow_outbox SET claimed_until = .* WHERE id IN \(/,
   /^DELETE FROM \w+ WHERE (expire|expires_at|created_at|delivered_at)/i,
   /^SELECT 1\b/,
 ];
+/** Statements the database's triggers run (the collections' versions), which no client sends. */
+const TRIGGERED = [
+  /^UPDATE collection_versions SET version = version \+ 1 WHERE table_name = '\w+' AND shard = CONNECTION_ID\(\)/,
+];
 /** The statements of sending a committed message, which run after the answer. */
-const SENDING = [/^UPDATE workflow_outbox SET (claimed_until|delivered_at|attempts)/];
+const SENDING = [/^UPDATE `?workflow_outbox`? SET `?(claimed_until|delivered_at|attempts)/];
 
 /**
  * The statements one `POST` costs the database, read from MariaDB's general log (written to its
  * table for the time of one request): those of every connection but this one's between the request
- * and its answer, less what relays and housekeeping run on their own, and apart the statements of
- * the background send of the order's workflow start.
+ * and its answer, less what relays and housekeeping run on their own; apart, those the database's
+ * triggers ran (MariaDB logs them too) and those of the background send of its workflow start.
  */
 export async function statementsOfOneWrite(
   db: Database,
   url: string,
   headers: Record<string, string>,
   body: unknown,
-): Promise<{ request: string[]; sending: string[] }> {
+): Promise<{ request: string[]; triggered: string[]; sending: string[] }> {
   const [settings] = await db.sequelize.query<{ output: string; on: number }>(
     'SELECT @@log_output AS output, @@general_log AS `on`',
     { type: QueryTypes.SELECT },
@@ -106,10 +112,11 @@ export async function statementsOfOneWrite(
     .map((row) => ({ at: row.at, text: row.argument.replace(/\s+/g, ' ').trim() }))
     .filter(({ text }) => !BACKGROUND.some((shape) => shape.test(text)));
   const sending = (text: string) => SENDING.some((shape) => shape.test(text));
+  const triggered = (text: string) => TRIGGERED.some((shape) => shape.test(text));
+  const inRequest = statements.filter(({ at, text }) => at >= from && at <= to && !sending(text));
   return {
-    request: statements
-      .filter(({ at, text }) => at >= from && at <= to && !sending(text))
-      .map(({ text }) => text),
+    request: inRequest.filter(({ text }) => !triggered(text)).map(({ text }) => text),
+    triggered: inRequest.filter(({ text }) => triggered(text)).map(({ text }) => text),
     sending: statements.filter(({ text }) => sending(text)).map(({ text }) => text),
   };
 }

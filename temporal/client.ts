@@ -70,7 +70,7 @@ export const OUTBOX_LEASE_MS = 60_000;
  * How long the process that wrote a message tries to send it, in the background, before leaving
  * it to the relay (Temporal down or slow). The relay tries longer.
  */
-const SEND_WITHIN_MS = { handler: 2_000, relay: 10_000 };
+const SEND_WITHIN_MS = { writer: 2_000, relay: 10_000 };
 /** How long background sends stop after a failed send (the relay's rounds go on meanwhile). */
 const SEND_PAUSE_MS = 5_000;
 
@@ -86,7 +86,7 @@ export function createWorkflowStarter(deps: {
   outbox: OutboxRepository;
   taskQueue: string;
   logger: Logger;
-  sendWithinMs?: { handler: number; relay: number };
+  sendWithinMs?: { writer: number; relay: number };
   /** How long background sends leave messages to the relay after a send failed. */
   pauseMs?: number;
 }) {
@@ -96,7 +96,7 @@ export function createWorkflowStarter(deps: {
    * Sends a message, retrying within `withinMs` (the client's retries would take half a minute), in
    * a span of the trace of the request that wrote it, whoever sends it and however late.
    */
-  async function send(message: PendingMessage, withinMs: number, by: 'handler' | 'relay'): Promise<void> {
+  async function send(message: PendingMessage, withinMs: number, by: 'writer' | 'relay'): Promise<void> {
     const written = propagation.extract(ROOT_CONTEXT, message.traceContext ?? {});
     const attributes = {
       'ixapi.outbox.id': message.id,
@@ -141,7 +141,7 @@ export function createWorkflowStarter(deps: {
   async function sendClaimed(
     start: PendingMessage,
     withinMs: number,
-    by: 'handler' | 'relay',
+    by: 'writer' | 'relay',
   ): Promise<boolean> {
     try {
       await send(start, withinMs, by);
@@ -180,7 +180,7 @@ export function createWorkflowStarter(deps: {
    */
   async function deliver(start: PendingMessage): Promise<boolean> {
     if (!(await outbox.claim(start.id, OUTBOX_LEASE_MS))) return outbox.isDelivered(start.id);
-    return sendClaimed(start, sendWithinMs.handler, 'handler');
+    return sendClaimed(start, sendWithinMs.writer, 'writer');
   }
 
   /** Background sends under way, so that a stopping process can let them finish. */

@@ -125,7 +125,7 @@ describe('outbox relay across replicas', function () {
       outbox: replicas[1].outbox,
       taskQueue: 'unused',
       logger,
-      sendWithinMs: { handler: 300, relay: 300 },
+      sendWithinMs: { writer: 300, relay: 300 },
     });
     try {
       assert.equal(await relay.relayOnce(0), 0);
