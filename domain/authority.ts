@@ -83,3 +83,27 @@ export function requireNoCycle(accountId: string, newManager: string, managedBy:
     ]);
   }
 }
+
+/**
+ * Who manages an account changes only from above: an account cannot change its own manager, and
+ * the new manager must be an account the caller acts for that does not sit below the account.
+ * `actingFor` answers the accounts the changed account acts for (itself included); it is asked
+ * only for a change of manager.
+ */
+export async function requireManagerChange(
+  current: { id: string; managing_account: string | null },
+  next: string | null | undefined,
+  scope: Scope,
+  actingFor: () => Promise<readonly string[]>,
+): Promise<void> {
+  if (next === current.managing_account) return;
+  if (current.id === scope.accountId)
+    throw new ValidationError([
+      {
+        name: 'managing_account',
+        reason: 'an account cannot change who manages it; its managing account can',
+      },
+    ]);
+  requireActingAccount(scope, 'managing_account', next);
+  requireNoCycle(current.id, next as string, await actingFor());
+}

@@ -55,6 +55,18 @@ export const lagNameOf = (connectionId: string, mode: ConnectionMode): string | 
 export const connectionSpeed = (physicalPortSpeed: number, portQuantity: number): number =>
   physicalPortSpeed * portQuantity;
 
+/** A port reservation's subscriber-side demarc names one of its connection's, or none. */
+export function demarcProblems(value: string | null, demarcs: readonly string[]): PropertyError[] {
+  return value !== null && !demarcs.includes(value)
+    ? [
+        {
+          name: 'subscriber_side_demarc',
+          reason: `name one of the connection's subscriber_side_demarcs (${demarcs.join(', ') || 'it has none'})`,
+        },
+      ]
+    : [];
+}
+
 export const SUPPORTED_MODES: ReadonlySet<ConnectionMode> = new Set(['lag_lacp', 'lag_static', 'standalone']);
 
 /**

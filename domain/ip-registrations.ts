@@ -24,6 +24,24 @@ export const EXCHANGE_SET: ReadonlyArray<keyof IpInput> = [
   'prefix_length',
 ];
 
+/**
+ * What the holder of an address the exchange allocated tried to change of what the exchange decides
+ * (`EXCHANGE_SET`), by property: only fqdn, the validity window and external_ref are the holder's.
+ */
+export function exchangeSetProblems(
+  next: IpInput,
+  current: Pick<IpInput, (typeof EXCHANGE_SET)[number]>,
+): PropertyError[] {
+  return EXCHANGE_SET.filter((name) =>
+    name === 'address'
+      ? canonicalAddress(String(next.address)) !== current.address
+      : next[name] !== current[name],
+  ).map((name) => ({
+    name,
+    reason: 'the exchange allocated this address; only fqdn, the validity window and external_ref change',
+  }));
+}
+
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
 
 /** The canonical spelling of an address, or the text as given when it is not an address. */

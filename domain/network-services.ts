@@ -1,4 +1,8 @@
+import type { Scope } from './authority';
+import { actsFor } from './authority';
 import type { PropertyError } from './errors';
+import { PermissionDeniedError, UnableToFulfillError } from './errors';
+import { accessToService } from './member-joining-rules';
 import type { State } from './states';
 import { GOING_STATES, isLive } from './states';
 import type { OrderAccounts } from './order-accounts';
@@ -306,4 +310,42 @@ export function missingEnds(service: ServiceShape, ends: readonly ServiceEnd[]):
     default:
       return live.length ? [] : ['a first member'];
   }
+}
+
+/** Who a service belongs to, for access decisions. */
+export interface ServiceParties {
+  id: string;
+  type: string;
+  state: State;
+  managing_account: string;
+  consuming_account: string;
+  joining_member_account: string | null;
+  public: boolean;
+}
+
+/**
+ * Which side of a service a caller is on: its owner (acting for its managing account), its
+ * consumer, the member a circuit joins (the B side), a member who may see it (an exchange LAN, a
+ * public service, or `allowedMember`: a private one whose rules admit the caller), or none.
+ */
+export type ServiceSide = 'owner' | 'consumer' | 'joining' | 'member' | 'none';
+
+export function sideOfService(parties: ServiceParties, scope: Scope, allowedMember = false): ServiceSide {
+  const access = accessToService(scope, parties);
+  if (access === 'change') return 'owner';
+  if (access === 'read') return 'consumer';
+  if (actsFor(scope, parties.joining_member_account)) return 'joining';
+  if (parties.type === 'exchange_lan' || parties.public || allowedMember) return 'member';
+  return 'none';
+}
+
+/** Only the managing side changes a service, and exchange LANs are the exchange's own. */
+export function requireServiceOwner(parties: ServiceParties, side: ServiceSide): void {
+  if (side !== 'owner')
+    throw new PermissionDeniedError(`you may see network-services with id ${parties.id} but not change it`);
+  if (parties.type === 'exchange_lan')
+    throw new UnableToFulfillError(
+      'id',
+      'exchange LANs are run by the exchange; they are not changed through the API',
+    );
 }

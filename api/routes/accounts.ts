@@ -3,8 +3,12 @@ import { accounts, accountsSeenWhole } from '../../db/accounts-collection';
 import type { Account, AccountInput, AccountRepository } from '../../db/repositories/account-repository';
 import { accountsActingFor } from '../../db/visibility';
 import { accountScope } from '../../db/scope';
-import type { Scope } from '../../domain/authority';
-import { accessToAccount, requireActingAccount, requireChange, requireNoCycle } from '../../domain/authority';
+import {
+  accessToAccount,
+  requireActingAccount,
+  requireChange,
+  requireManagerChange,
+} from '../../domain/authority';
 import { countryProblems } from '../../domain/countries';
 import { AuthenticationError, PermissionDeniedError, ValidationError } from '../../domain/errors';
 import type { RedactionPlan } from '../../domain/redaction';
@@ -78,24 +82,6 @@ function accountOperations(deps: {
     }
   }
 
-  /**
-   * Who manages an account may change only from above: the new manager must be an account the
-   * caller acts for and must not sit below the account itself.
-   */
-  async function requireValidManager(current: Account, next: string | null | undefined, scope: Scope) {
-    if (next === current.managing_account) return;
-    if (current.id === scope.accountId) {
-      throw new ValidationError([
-        {
-          name: 'managing_account',
-          reason: 'an account cannot change who manages it; its managing account can',
-        },
-      ]);
-    }
-    requireActingAccount(scope, 'managing_account', next);
-    requireNoCycle(current.id, next as string, await accountsActingFor(deps.sequelize, current.id));
-  }
-
   function update(operationId: 'accounts_update' | 'accounts_partial_update'): OperationDefinition {
     return {
       operationId,
@@ -112,7 +98,9 @@ function accountOperations(deps: {
             next = merged(writableOf(current), body);
             validators.body('accounts_update', next);
           }
-          await requireValidManager(current, next.managing_account, scope);
+          await requireManagerChange(current, next.managing_account, scope, () =>
+            accountsActingFor(deps.sequelize, current.id),
+          );
           await requireValidInput(next);
           return next;
         });

@@ -3,24 +3,12 @@ import type { IpAddress } from '../../db/repositories/ip-repository';
 import { ownedScope } from '../../db/scope';
 import { accessToOwned } from '../../domain/authority';
 import type { IpInput } from '../../domain/ip-registrations';
-import { canonicalAddress, EXCHANGE_SET, ipProblems } from '../../domain/ip-registrations';
+import { exchangeSetProblems, ipProblems } from '../../domain/ip-registrations';
 import type { ResourceFamily } from '../families';
 import { generatedWrites } from '../family-writes';
 import { FAMILIES } from '../../domain/families';
 
 type FoundIp = IpAddress & { exchangeAllocated: boolean };
-
-/** What of an address the exchange allocated its holder tried to change. */
-function exchangeSetChanged(next: IpInput, current: FoundIp) {
-  return EXCHANGE_SET.filter((name) =>
-    name === 'address'
-      ? canonicalAddress(String(next.address)) !== current.address
-      : next[name] !== current[name],
-  ).map((name) => ({
-    name,
-    reason: 'the exchange allocated this address; only fqdn, the validity window and external_ref change',
-  }));
-}
 
 /**
  * IP addresses, owned. The exchange allocates the addresses of exchange-LAN configs; their holders
@@ -49,7 +37,7 @@ export const ipsFamily: ResourceFamily = {
           current?.exchangeAllocated ? [] : ['managing_account', 'consuming_account'],
         async problems(input, { now, current }) {
           if (current?.exchangeAllocated) {
-            const fixed = exchangeSetChanged(input, current);
+            const fixed = exchangeSetProblems(input, current);
             return fixed.length ? fixed : ipProblems(input, now, []);
           }
           return ipProblems(input, now, await ips.exchangeSubnets());

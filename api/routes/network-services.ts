@@ -1,27 +1,25 @@
 import { networkServices, serviceScopeSql } from '../../db/network-services-collection';
 import { ownedScope } from '../../db/scope';
-import type {
-  NetworkServiceRepository,
-  ServiceParties,
-} from '../../db/repositories/network-service-repository';
+import type { NetworkServiceRepository } from '../../db/repositories/network-service-repository';
 import type { Scope } from '../../domain/authority';
 import { actsFor, requireActingAccount } from '../../domain/authority';
-import { accessToService } from '../../domain/member-joining-rules';
 import {
   NotFoundError,
   PermissionDeniedError,
   UnableToFulfillError,
   ValidationError,
 } from '../../domain/errors';
-import type { ChangeRequest, ServiceOrder } from '../../domain/network-services';
+import type { ChangeRequest, ServiceOrder, ServiceParties, ServiceSide } from '../../domain/network-services';
 import {
   ABSENT_SERVICE,
   changeRequestProblems,
   isOrderableServiceType,
   ORDERABLE_SERVICE_TYPES,
+  requireServiceOwner,
   SERVICE_GOING,
   serviceOrderProblems,
   shapedOrder,
+  sideOfService,
 } from '../../domain/network-services';
 import { redact } from '../../domain/redaction';
 import type { OpenApiDocument } from '../../spec';
@@ -100,18 +98,6 @@ export function networkServiceCollections(document: OpenApiDocument): readonly C
   ];
 }
 
-/** Which side of a service the caller is on. */
-type Side = 'owner' | 'consumer' | 'joining' | 'member' | 'none';
-
-function sideOf(parties: ServiceParties, scope: Scope): Side {
-  const access = accessToService(scope, parties);
-  if (access === 'change') return 'owner';
-  if (access === 'read') return 'consumer';
-  if (actsFor(scope, parties.joining_member_account)) return 'joining';
-  if (parties.type === 'exchange_lan' || parties.public) return 'member';
-  return 'none';
-}
-
 /**
  * Network services customers order (point-to-point, multipoint and cloud) and the change requests
  * of circuits. The managing side orders, changes and cancels; the workflow builds the service on
@@ -133,27 +119,16 @@ function networkServiceOperations(deps: {
   });
 
   /** The service and the caller's side of it; one the caller may not see is not found. */
-  async function load(id: string, scope: Scope): Promise<{ parties: ServiceParties; side: Side }> {
+  async function load(id: string, scope: Scope): Promise<{ parties: ServiceParties; side: ServiceSide }> {
     const parties = await services.parties(id);
-    let side = parties ? sideOf(parties, scope) : 'none';
+    let side = parties ? sideOfService(parties, scope) : 'none';
     if (parties && side === 'none') {
       // A private multipoint service is seen by the members its rules allow.
       const visible = await services.findById(id);
-      if (visible && (await services.allowedMember(id, scope.accounts))) side = 'member';
+      if (visible) side = sideOfService(parties, scope, await services.allowedMember(id, scope.accounts));
     }
     if (!parties || side === 'none') throw new NotFoundError(`no network-services with id ${id}`);
     return { parties, side };
-  }
-
-  /** Only the managing side changes a service, and exchange LANs are the exchange's own. */
-  function requireOwner(parties: ServiceParties, side: Side) {
-    if (side !== 'owner')
-      throw new PermissionDeniedError(`you may see network-services with id ${parties.id} but not change it`);
-    if (parties.type === 'exchange_lan')
-      throw new UnableToFulfillError(
-        'id',
-        'exchange LANs are run by the exchange; they are not changed through the API',
-      );
   }
 
   async function check(
@@ -180,7 +155,7 @@ function networkServiceOperations(deps: {
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
         const { parties, side } = await load(params.id, scope);
-        requireOwner(parties, side);
+        requireServiceOwner(parties, side);
         const given = typedChange(validators, operationId, body, parties.type);
         if (given.type !== undefined && given.type !== parties.type)
           throw new ValidationError([
@@ -310,7 +285,7 @@ function networkServiceOperations(deps: {
       policies,
       async allow(id, scope, need) {
         const { parties, side } = await load(id, scope);
-        if (need === 'change') requireOwner(parties, side);
+        if (need === 'change') requireServiceOwner(parties, side);
         else if (parties.type === 'exchange_lan' || (side !== 'owner' && side !== 'consumer'))
           throw new NotFoundError(`no cancellation policy for network-services with id ${id}`);
       },

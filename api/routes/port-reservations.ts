@@ -9,6 +9,7 @@ import type {
 import { portReservationScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
 import { accessToOwned, canSee, requireChange } from '../../domain/authority';
+import { demarcProblems } from '../../domain/connections';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import { cancellationPolicies } from '../cancellation';
 import type { OpenApiDocument } from '../../spec';
@@ -75,15 +76,10 @@ function portReservationOperations(deps: {
     return { reservation, connection };
   }
 
-  /** A subscriber-side demarc names one of the connection's. */
+  /** A subscriber-side demarc names one of the connection's (`demarcProblems`). */
   function checkDemarc(value: string | null, demarcs: readonly string[]) {
-    if (value !== null && !demarcs.includes(value))
-      throw new ValidationError([
-        {
-          name: 'subscriber_side_demarc',
-          reason: `name one of the connection's subscriber_side_demarcs (${demarcs.join(', ') || 'it has none'})`,
-        },
-      ]);
+    const problems = demarcProblems(value, demarcs);
+    if (problems.length) throw new ValidationError(problems);
   }
 
   function update(

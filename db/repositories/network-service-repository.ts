@@ -27,6 +27,7 @@ import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
 import { ENDED_STATES, RECONSIDER_SIGNAL } from '../../domain/states';
 import { unitOfWork } from '../unit-of-work';
+import type { ServiceParties } from '../../domain/network-services';
 
 /** A network service as IX-API shows it (the properties of its type). */
 export type NetworkService = Record<string, unknown> & {
@@ -37,16 +38,7 @@ export type NetworkService = Record<string, unknown> & {
   consuming_account: string;
 };
 
-/** Who a service belongs to, for access decisions. */
-export interface ServiceParties {
-  id: string;
-  type: string;
-  state: State;
-  managing_account: string;
-  consuming_account: string;
-  joining_member_account: string | null;
-  public: boolean;
-}
+export type { ServiceParties };
 
 /** What a cloud service needs from its provider. */
 export interface CloudOrder {
