@@ -16,13 +16,13 @@ export type IpInput = {
 };
 
 /** What the exchange decides of an address it allocated; its holder sets only the rest. */
-export const EXCHANGE_SET: ReadonlyArray<keyof IpInput> = [
+export const EXCHANGE_SET = [
   'managing_account',
   'consuming_account',
   'version',
   'address',
   'prefix_length',
-];
+] as const satisfies ReadonlyArray<keyof IpInput>;
 
 /**
  * What the holder of an address the exchange allocated tried to change of what the exchange decides

@@ -496,7 +496,7 @@ async function main(): Promise<void> {
       `\nanswers at commit: POST /connections p99 ${withoutTemporal.p99} ms with Temporal stopped (${p99Ratio(withoutTemporal)}× the ${atHand.toFixed(0)} ms with Temporal at hand, before and after), ${farTemporal.p99} ms with Temporal ${TEMPORAL_DELAY_MS} ms away (${p99Ratio(farTemporal)}×) (aim: 1.2× or less)\n`,
     );
     process.stdout.write(
-      `\nthe statements of one POST /connections until its answer: ${oneOrder.request.length} (aim: 12 or fewer)\n${oneOrder.request.map((text) => `  ${text.slice(0, 240)}`).join('\n')}\nand after the answer, sending its workflow start: ${oneOrder.sending.length}\n${oneOrder.sending.map((text) => `  ${text.slice(0, 240)}`).join('\n')}\n`,
+      `\nthe statements of one POST /connections until its answer: ${oneOrder.request.length} sent by the API (aim: 12 or fewer), and ${oneOrder.triggered.length} its triggers ran\n${oneOrder.request.map((text) => `  ${text.slice(0, 240)}`).join('\n')}\nand after the answer, sending its workflow start: ${oneOrder.sending.length}\n${oneOrder.sending.map((text) => `  ${text.slice(0, 240)}`).join('\n')}\n`,
     );
     const metered = (read.requests + readAgain.requests) / 2;
     process.stdout.write(
