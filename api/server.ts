@@ -66,6 +66,8 @@ export async function startApi(options: {
   relayIntervalMs?: number;
   /** How old an undelivered workflow start must be before the relay takes it over. */
   relayGraceMs?: number;
+  /** How long a background send tries, and how long sends pause after one failed. */
+  sending?: { withinMs?: number; pauseMs?: number };
 }): Promise<ApiService> {
   const { config, logger, db } = options;
   const metricsPort = options.metricsToPrimary
@@ -78,7 +80,12 @@ export async function startApi(options: {
       ? undefined
       : createMetricsRegistry();
   if (metricsRegistry && options.metricsToPrimary) options.metricsToPrimary(metricsRegistry);
-  const { temporal, starter } = connectWorkflowStarter({ config, outbox: db.outbox, logger });
+  const { temporal, starter } = connectWorkflowStarter({
+    config,
+    outbox: db.outbox,
+    logger,
+    sending: options.sending,
+  });
   const checkHealth = createHealthCheck({
     releaseId: SERVICE_VERSION,
     timeoutMs: config.healthProbeTimeoutMs,

@@ -295,8 +295,14 @@ export function startFabricSupervisor(
 }
 
 /** The configured Temporal connection and a workflow starter over it. */
-export function connectWorkflowStarter(deps: { config: Config; outbox: OutboxRepository; logger: Logger }) {
-  const { config, outbox, logger } = deps;
+export function connectWorkflowStarter(deps: {
+  config: Config;
+  outbox: OutboxRepository;
+  logger: Logger;
+  /** How long a background send tries, and how long sends pause after one failed (tests). */
+  sending?: { withinMs?: number; pauseMs?: number };
+}) {
+  const { config, outbox, logger, sending } = deps;
   const temporal = connectTemporal({
     address: temporalAddressOf(config),
     namespace: config.temporalNamespace,
@@ -306,6 +312,8 @@ export function connectWorkflowStarter(deps: { config: Config; outbox: OutboxRep
     outbox,
     taskQueue: config.temporalTaskQueue,
     logger,
+    sendWithinMs: { ...SEND_WITHIN_MS, ...(sending?.withinMs && { writer: sending.withinMs }) },
+    pauseMs: sending?.pauseMs,
   });
   return { temporal, starter };
 }

@@ -77,16 +77,6 @@ export function createPortAllocation(sequelize: Sequelize) {
     async allocate(demand: PortDemand, transaction: Transaction): Promise<AllocatedPorts> {
       if (!readCommitted.has(transaction))
         throw new Error('ports are allocated in transactions from portAllocation.transaction() only');
-      const pops =
-        demand.pop === null
-          ? (
-              await sequelize.query<{ id: string }>('SELECT id FROM pops WHERE metro_area_network = :man', {
-                replacements: { man: demand.metroAreaNetwork },
-                type: QueryTypes.SELECT,
-                transaction,
-              })
-            ).map((row) => row.id)
-          : [demand.pop];
       const where = demand.device
         ? demand.device
         : demand.pop === null
@@ -97,7 +87,22 @@ export function createPortAllocation(sequelize: Sequelize) {
           demand.device ? 'connection' : 'product_offering',
           `no device ${where} has ${demand.quantity} free ${demand.speed} Mbit/s port(s)`,
         );
-      if (!pops.length) throw noPorts();
+      // The devices at the PoP, or at every PoP of the metro area network, in one statement.
+      const onDevice = demand.device ? ' AND d.id = :onDevice' : '';
+      const devices = await sequelize.query<{ id: string; pop: string }>(
+        demand.pop === null
+          ? `SELECT d.id, d.pop FROM devices d JOIN pops p ON p.id = d.pop
+              WHERE p.metro_area_network = :man${onDevice} ORDER BY d.id`
+          : `SELECT d.id, d.pop FROM devices d WHERE d.pop = :pop${onDevice} ORDER BY d.id`,
+        {
+          replacements: { man: demand.metroAreaNetwork, pop: demand.pop, onDevice: demand.device ?? null },
+          type: QueryTypes.SELECT,
+          transaction,
+        },
+      );
+      if (!devices.length) throw noPorts();
+      const atPops = devices.map((row) => row.id);
+      const pops = [...new Set(devices.map((row) => row.pop))];
       const spare = `connection IS NULL AND managing_account = :exchange AND speed = :speed
         AND state = 'production' AND pop IN (:pops)${demand.device ? ' AND device = :onDevice' : ''}`;
       const replacements = { ...demand, ...demand.accounts, pops, onDevice: demand.device ?? null };
@@ -106,13 +111,6 @@ export function createPortAllocation(sequelize: Sequelize) {
       // so an exchange with thousands of spare ports pays as little as one with a few: devices
       // with more than that many count as equally roomy. Read committed: each attempt sees what
       // other orders committed meanwhile.
-      const atPops = (
-        await sequelize.query<{ id: string }>(
-          `SELECT id FROM devices WHERE pop IN (:pops)${demand.device ? ' AND id = :onDevice' : ''} ORDER BY id`,
-          { replacements, type: QueryTypes.SELECT, transaction },
-        )
-      ).map((row) => row.id);
-      if (!atPops.length) throw noPorts();
       const cap = Math.max(demand.quantity, SPARE_COUNT_CAP);
       const counted = atPops
         .map(

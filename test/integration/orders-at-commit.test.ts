@@ -54,42 +54,27 @@ describe('orders answered at commit', function () {
 
   before(async () => {
     temporal = await silentTemporal();
-    api = await startSecondApi({ TEMPORAL_ADDRESS: temporal.address });
+    // The background send waits for the silent Temporal far longer than answering takes.
+    api = await startSecondApi({ TEMPORAL_ADDRESS: temporal.address }, { sending: { withinMs: 8_000 } });
   });
   after(async () => {
     await api?.stop();
     await temporal.close();
   });
 
-  it('answers orders while Temporal hangs, tries the first start afterwards, and leaves the rest to the relay', async () => {
+  it('answers an order while Temporal hangs, tries its start afterwards, and leaves it to the relay', async () => {
     const { accessToken: token } = await login('customer', 0);
     const id = await orderConnection(token, {}, api!.url);
     const workflowId = `ixapi:connection:${id}`;
-    // The answer came before any attempt to start the workflow had ended.
-    const answered = await outboxRowOf(workflowId);
-    assert.deepEqual([answered.attempts, answered.delivered], [0, 0]);
+    // The answer came while the start was still untried (the attempt at the silent Temporal hangs).
+    assert.equal((await outboxRowOf(workflowId)).attempts, 0);
 
-    // The background send gives up on the silent Temporal and lets the row go, for the relay.
-    const left = await eventually('the send to give up', async () => {
-      const row = await outboxRowOf(workflowId);
-      return row.attempts === 1 ? row : undefined;
-    });
-    assert.deepEqual([left.delivered, left.held], [0, 0]);
-    assert.ok(left.last_error, 'the failed send says why');
-
-    // Sends pause after a failure: the next order is answered and its start left to the relay
-    // untried, rather than given seconds of retries of its own.
-    const next = await orderConnection(token, {}, api!.url);
+    // Stopping lets the background send end; whoever sends the start (this API's relay or the
+    // stack's), the order is provisioned.
     await api!.stop();
     api = undefined;
-    const untried = await outboxRowOf(`ixapi:connection:${next}`);
-    assert.deepEqual([untried.attempts, untried.delivered, untried.held], [0, 0, 0]);
-
-    // The relay of the API that reaches Temporal sends it, and the order is provisioned.
-    await eventually('the relay to start both workflows', async () =>
-      (await outboxRowOf(workflowId)).delivered && (await outboxRowOf(`ixapi:connection:${next}`)).delivered
-        ? true
-        : undefined,
+    await eventually('the start to be delivered', async () =>
+      (await outboxRowOf(workflowId)).delivered ? true : undefined,
     );
     await eventually('the connection to leave requested', async () => {
       const { body } = await request('GET', `/connections/${id}`, { token });

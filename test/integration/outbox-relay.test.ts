@@ -51,6 +51,23 @@ describe('outbox relay across replicas', function () {
     return createWorkflowStarter({ client, outbox: db.outbox, taskQueue: 'unused', logger });
   }
 
+  /** A replica's starter whose Temporal is not there (nothing listens); sends give up within 300 ms. */
+  function unreachableStarter(db: Database, pauseMs?: number) {
+    const unreachable = new Client({
+      connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 200 }),
+      namespace: stack().config.temporalNamespace,
+    });
+    const starter = createWorkflowStarter({
+      client: unreachable,
+      outbox: db.outbox,
+      taskQueue: 'unused',
+      logger,
+      sendWithinMs: { writer: 300, relay: 300 },
+      pauseMs,
+    });
+    return { unreachable, starter };
+  }
+
   /** Signals to workflows that do not run: Temporal answers "not found", which counts as delivered. */
   async function enqueueSignals(count: number): Promise<PendingMessage[]> {
     const run = randomBytes(4).toString('hex');
@@ -116,20 +133,10 @@ describe('outbox relay across replicas', function () {
 
   it('stops a round at a message Temporal does not take, and leaves the rest to any replica', async () => {
     const messages = await enqueueSignals(5);
-    const unreachable = new Client({
-      connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 200 }),
-      namespace: stack().config.temporalNamespace,
-    });
-    const relay = createWorkflowStarter({
-      client: unreachable,
-      outbox: replicas[1].outbox,
-      taskQueue: 'unused',
-      logger,
-      sendWithinMs: { writer: 300, relay: 300 },
-    });
+    const { unreachable, starter: relay } = unreachableStarter(replicas[1]);
     try {
       assert.equal(await relay.relayOnce(0), 0);
-      // The handler that wrote a message gives up on it as well, and answers its client.
+      // The process that wrote a message gives up on it as well.
       assert.equal(await relay.deliver(messages[4]), false);
     } finally {
       await unreachable.connection.close();
@@ -151,6 +158,35 @@ describe('outbox relay across replicas', function () {
     // Another replica sends them all.
     const sent = new Map<string, number>();
     assert.equal(await replica(replicas[0], sent).relayOnce(0), 5);
+  });
+
+  it('sends what commits in the background, and after a failed send leaves the rest to the relay', async () => {
+    const { unreachable, starter: writer } = unreachableStarter(replicas[0], 600_000);
+    const stopSending = replicas[0].outbox.sendCommittedWith((message) => writer.sendSoon(message));
+    try {
+      const [first] = await enqueueSignals(1);
+      await writer.settle();
+      const [second] = await enqueueSignals(1);
+      await writer.settle();
+      const rows = await replicas[0].sequelize.query<{ attempts: number; held: number; delivered: number }>(
+        `SELECT attempts, claimed_until IS NOT NULL AS held, delivered_at IS NOT NULL AS delivered
+           FROM workflow_outbox WHERE id IN (:ids) ORDER BY id`,
+        { replacements: { ids: [first.id, second.id] }, type: QueryTypes.SELECT },
+      );
+      // The first was tried once and let go; the second, committed while sends pause, was not tried.
+      assert.deepEqual(
+        rows.map((row) => [Number(row.attempts), Number(row.held), Number(row.delivered)]),
+        [
+          [1, 0, 0],
+          [0, 0, 0],
+        ],
+      );
+    } finally {
+      stopSending();
+      await unreachable.connection.close();
+    }
+    // A relay that reaches Temporal sends both.
+    assert.equal(await replica(replicas[1], new Map()).relayOnce(0), 2);
   });
 
   it('prunes delivered messages older than the retention, and nothing undelivered', async () => {

@@ -184,7 +184,7 @@ async function switchWorker(running: TestStack, settings: Partial<Config> | null
  */
 export async function startSecondApi(
   overrides: NodeJS.ProcessEnv,
-  options: { metricsPort?: number | null } = {},
+  options: { metricsPort?: number | null; sending?: { withinMs?: number; pauseMs?: number } } = {},
 ): Promise<ApiService> {
   const running = stack();
   const config = loadConfig({ ...running.env, ...overrides });
@@ -194,6 +194,7 @@ export async function startSecondApi(
     db: running.db,
     port: 0,
     metricsPort: options.metricsPort,
+    sending: options.sending,
   });
 }
 
