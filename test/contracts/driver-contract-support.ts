@@ -11,6 +11,8 @@ import type {
   ServiceAttachment,
 } from '../../drivers/contract';
 import { DriverError } from '../../drivers/contract';
+import { COUNTER_NAMES } from '../../domain/statistics';
+import { session } from '../support/device-intents';
 
 /** What the parts of the device driver contract share: the cases they build and how they expect refusals. */
 
@@ -63,31 +65,12 @@ export const PEER_V4_OTHER = '198.18.0.2';
 export const PEER_V6 = '2001:db8:ffff::1';
 export const PEER_V6_OTHER = '2001:db8:ffff::2';
 
-export const session = (name: string, peerAddress: string, extra: Partial<BgpSession> = {}): BgpSession => ({
-  name,
-  peerAsn: 64496,
-  peerAddress,
-  passive: true,
-  password: null,
-  asSet: null,
-  maxPrefix: null,
-  insertIxpAsn: false,
-  flags: [],
-  ...extra,
-});
+export { session };
 
 export const byName = <T extends { name: string }>(items: T[]): T[] =>
   [...items].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-export const COUNTERS = [
-  'octetsIn',
-  'octetsOut',
-  'packetsIn',
-  'packetsOut',
-  'errorsIn',
-  'errorsOut',
-  'discardsIn',
-  'discardsOut',
-] as const;
+/** The counters a reading carries, as the domain names them. */
+export const COUNTERS = COUNTER_NAMES;
 
 /** The counters of a reading alone, to compare readings of different instants. */
 export const countersOf = (reading: CounterReading) => COUNTERS.map((name) => reading[name]);

@@ -41,6 +41,20 @@ export function snapshotOf(
   };
 }
 
+/** A BGP session of a route server, passive unless `extra` says otherwise. */
+export const session = (name: string, peerAddress: string, extra: Partial<BgpSession> = {}): BgpSession => ({
+  name,
+  peerAsn: 64496,
+  peerAddress,
+  passive: true,
+  password: null,
+  asSet: null,
+  maxPrefix: null,
+  insertIxpAsn: false,
+  flags: [],
+  ...extra,
+});
+
 export const service = (
   name: string,
   parent: string,

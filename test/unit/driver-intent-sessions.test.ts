@@ -2,20 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { BgpSession, ConfigChange, DeviceIntent, LagConfig } from '../../drivers/contract';
 import { applyChanges, inverseOf, planChanges } from '../../drivers/intent';
-import { comparable, dot1q, NAMES, refusalOf, service, snapshotOf } from '../support/device-intents';
-
-const session = (name: string, peerAddress: string, extra: Partial<BgpSession> = {}): BgpSession => ({
-  name,
-  peerAsn: 64496,
-  peerAddress,
-  passive: true,
-  password: null,
-  asSet: null,
-  maxPrefix: null,
-  insertIxpAsn: false,
-  flags: [],
-  ...extra,
-});
+import { comparable, dot1q, NAMES, refusalOf, service, session, snapshotOf } from '../support/device-intents';
 
 const SESSION_NAMES = ['rs-a', 'rs-b', 'rs-c', 'rs-d'];
 // Few addresses, so that sessions often want the same one.
