@@ -58,6 +58,8 @@ export interface AppOptions {
   /** Express `trust proxy`: which peers may name the client's address. */
   trustProxy?: string;
   publicBaseUrl: string;
+  /** The document as served at /spec, where it is not the file's (families added to it); the file's by default. */
+  specText?: string;
   /** Body and path validators over `document`; compiled here when not given. */
   validators?: RequestValidators;
   /** Request metrics (api/metrics.ts), when the metrics listener is on. */
@@ -120,7 +122,7 @@ export function createApp(options: AppOptions) {
     next();
   };
   api.get('/spec', publicGuard, (_req, res) => {
-    res.type('application/yaml').send(specText());
+    res.type('application/yaml').send(options.specText ?? specText());
   });
   // The Redoc page built by `npm run docs:build`, with its script beside it; without it, an overview
   // rendered from the document at start-up.

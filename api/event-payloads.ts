@@ -100,18 +100,23 @@ export const EVENT_PAYLOADS: Readonly<Record<EventType, PayloadLayout>> = {
   'network_feature_config.cancellation_requested': CANCELLATION_ASKED,
 };
 
-const isKnown = (type: unknown): type is EventType => (EVENT_TYPES as readonly unknown[]).includes(type);
-
 /**
  * Shows events to their readers. The payload of each is shaped by its kind: each resource it holds
  * goes through the same presentation as a read of its collection (a circuit's B side sees the
  * circuit without the owner's business, anybody outside an account's scope its public view), each
  * fact as it is, and nothing else. `account` names the reader's own account among those the event
- * was recorded for. Which events a reader sees at all is decided in SQL, before paging.
+ * was recorded for. Which events a reader sees at all is decided in SQL, before paging. `declared`
+ * adds the kinds of event declared families declare, each with its layout.
  */
-export function createEventPresenter(registry: readonly CollectionEntry[]) {
+export function createEventPresenter(
+  registry: readonly CollectionEntry[],
+  declared: Readonly<Record<string, PayloadLayout>> = {},
+) {
   const entries = new Map(registry.map((entry) => [entry.collection.name, entry]));
-  for (const [type, layout] of Object.entries(EVENT_PAYLOADS))
+  const twice = Object.keys(declared).filter((type) => type in EVENT_PAYLOADS);
+  if (twice.length) throw new Error(`event kind ${twice.join(', ')} is declared twice`);
+  const layouts: Readonly<Record<string, PayloadLayout>> = { ...EVENT_PAYLOADS, ...declared };
+  for (const [type, layout] of Object.entries(layouts))
     for (const held of Object.values(layout.resources ?? {}))
       if (!entries.get(held.family)?.read)
         throw new Error(`${type} events hold ${held.family}, which no read operation shows`);
@@ -125,11 +130,12 @@ export function createEventPresenter(registry: readonly CollectionEntry[]) {
 
   return {
     /** The kinds of event there are; rows of any other kind are never listed. */
-    types: EVENT_TYPES,
+    types: [...EVENT_TYPES, ...Object.keys(declared)] as readonly string[],
 
     present(event: Record<string, unknown>, visibility: Visibility): Record<string, unknown> {
       const { also_account: also, payload: stored, ...rest } = event;
-      const layout = isKnown(event.type) ? EVENT_PAYLOADS[event.type] : {};
+      const layout =
+        (typeof event.type === 'string' && Object.hasOwn(layouts, event.type) && layouts[event.type]) || {};
       const given = isResource(stored) ? stored : {};
       const payload: Record<string, unknown> = {};
       for (const fact of layout.facts ?? []) if (fact in given) payload[fact] = given[fact];

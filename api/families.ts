@@ -4,6 +4,7 @@ import type { StatisticsSubjectType } from '../domain/statistics';
 import type { OpenApiDocument } from '../spec';
 import { specOperations } from '../spec';
 import type { CollectionEntry } from './collections';
+import type { PayloadLayout } from './event-payloads';
 import type { OperationDefinition } from './operations';
 import type { RequestValidators } from './request-validation';
 import type { WriteContext } from './writes';
@@ -51,7 +52,47 @@ export interface ResourceFamily {
   changeStatus?: 200 | 202;
   /** Whose traffic statistics it shows (`<subject>s_statistics_read`, by `statisticsOperations`). */
   statistics?: readonly StatisticsSubjectType[];
+  /**
+   * Its kinds of event with what their payloads hold, where the family declares them itself rather
+   * than the list of kinds in domain/events.ts (a declared family, api/declared-family.ts).
+   */
+  events?: Readonly<Record<string, PayloadLayout>>;
+  /** What it adds to the document (its schemas and operations), where the document lacks them. */
+  document?: DocumentFragment;
+  /** Tables it reads whose versions let its reads be kept: start-up checks that each has one. */
+  versioned?: readonly string[];
   operations(deps: FamilyDeps): FamilyOperations;
+}
+
+/** Schemas and paths a family adds to the OpenAPI document. */
+export interface DocumentFragment {
+  schemas: Readonly<Record<string, Record<string, unknown>>>;
+  paths: Readonly<Record<string, Record<string, unknown>>>;
+}
+
+/**
+ * The document with what the families add to it; the document itself when they add nothing. A
+ * family may not replace what the document has: that stops start-up.
+ */
+export function documentWith(
+  document: OpenApiDocument,
+  families: readonly ResourceFamily[],
+): OpenApiDocument {
+  const fragments = families.flatMap((family) => (family.document ? [family.document] : []));
+  if (!fragments.length) return document;
+  const paths = { ...document.paths };
+  const schemas = { ...document.components.schemas };
+  for (const fragment of fragments) {
+    for (const [path, item] of Object.entries(fragment.paths)) {
+      if (path in paths) throw new Error(`the document has ${path} already`);
+      paths[path] = structuredClone(item) as OpenApiDocument['paths'][string];
+    }
+    for (const [name, schema] of Object.entries(fragment.schemas)) {
+      if (name in schemas) throw new Error(`the document has a schema ${name} already`);
+      schemas[name] = structuredClone(schema);
+    }
+  }
+  return { ...document, paths, components: { ...document.components, schemas } };
 }
 
 /** The statuses a family's writes answer with. */

@@ -1,5 +1,6 @@
 import type { OpenApiDocument } from '../spec';
 import type { CollectionEntry } from './collections';
+import type { PayloadLayout } from './event-payloads';
 import type { FamilyDeps, ResourceFamily } from './families';
 import { checkRegistry, operationsOf } from './families';
 import type { OperationDefinition } from './operations';
@@ -38,8 +39,16 @@ export const RESOURCE_FAMILIES: readonly ResourceFamily[] = [
  * Every IX-API collection the server lists and reads, each with who sees what of it: the one
  * registry that lists, reads and the event log present resources by.
  */
-export function collectionRegistry(document: OpenApiDocument): readonly CollectionEntry[] {
-  return RESOURCE_FAMILIES.flatMap((family) => family.collections(document));
+export function collectionRegistry(
+  document: OpenApiDocument,
+  families: readonly ResourceFamily[] = RESOURCE_FAMILIES,
+): readonly CollectionEntry[] {
+  return families.flatMap((family) => family.collections(document));
+}
+
+/** The kinds of event the families declare themselves, with what their payloads hold. */
+export function declaredEvents(families: readonly ResourceFamily[]): Readonly<Record<string, PayloadLayout>> {
+  return Object.assign({}, ...families.map((family) => family.events ?? {})) as Record<string, PayloadLayout>;
 }
 
 /**

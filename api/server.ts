@@ -13,7 +13,11 @@ import { accountsOfActiveLogin } from '../db/visibility';
 import { AuthenticationError } from '../domain/errors';
 import type { WriteContext } from './writes';
 import { CATALOGUE_TYPES } from './routes/catalogue';
-import { collectionRegistry, familyOperations } from './registry';
+import { collectionRegistry, declaredEvents, familyOperations, RESOURCE_FAMILIES } from './registry';
+import type { ResourceFamily } from './families';
+import { documentWith } from './families';
+import { requireVersions } from '../db/collection-versions';
+import { stringify } from 'yaml';
 import { extensionOperations } from './routes/extensions';
 import { authOperations } from './routes/auth';
 import { discoveryOperations } from './routes/discovery';
@@ -68,6 +72,11 @@ export async function startApi(options: {
   relayGraceMs?: number;
   /** How long a background send tries, and how long sends pause after one failed. */
   sending?: { withinMs?: number; pauseMs?: number };
+  /**
+   * The resource families it routes: those of api/registry.ts, and any declared beside them
+   * (api/declared-family.ts), whose operations join the document it serves.
+   */
+  families?: readonly ResourceFamily[];
 }): Promise<ApiService> {
   const { config, logger, db } = options;
   const metricsPort = options.metricsToPrimary
@@ -124,11 +133,16 @@ export async function startApi(options: {
         : limits.byAddress(addressKey(req.ip)),
     caller: (_req, caller) => limits.byAccount(caller.accountId),
   };
-  const document = loadSpec();
+  const families = options.families ?? RESOURCE_FAMILIES;
+  const document = documentWith(loadSpec(), families);
+  await requireVersions(
+    db.sequelize,
+    families.flatMap((family) => family.versioned ?? []),
+  );
   // Read with the caller's key for every request (api/authenticate.ts).
   const visibility = (caller: Caller) =>
     Promise.resolve({ accountId: caller.accountId, accounts: caller.accounts });
-  const registry = collectionRegistry(document);
+  const registry = collectionRegistry(document, families);
   const ajv = ajvOf(document);
   const validators = compileRequestValidators(document, ajv);
   const writes: WriteContext = {
@@ -148,6 +162,7 @@ export async function startApi(options: {
     idempotency: createIdempotency(db.idempotencyKeys),
     trustProxy: config.trustProxy,
     publicBaseUrl: config.publicBaseUrl,
+    ...(document === loadSpec() ? {} : { specText: stringify(document) }),
     metrics,
     memberExport: {
       read: async () => memberExportOf(await db.memberExport.read(), config.ixfExport, new Date()),
@@ -161,13 +176,16 @@ export async function startApi(options: {
           limits.login({ apiKey, address: addressKey(context.address) }, verify),
         onToken: metrics?.countToken,
       }),
-      ...familyOperations({
-        db,
-        document,
-        validators,
-        writes,
-        settings: config,
-      }),
+      ...familyOperations(
+        {
+          db,
+          document,
+          validators,
+          writes,
+          settings: config,
+        },
+        families,
+      ),
       ...collectionOperations({
         sequelize: db.sequelize,
         document,
@@ -182,6 +200,7 @@ export async function startApi(options: {
         publicBaseUrl: config.publicBaseUrl,
         visibility,
         registry,
+        declaredEvents: declaredEvents(families),
       }),
       ...discoveryOperations({
         checkHealth,

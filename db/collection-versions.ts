@@ -1,9 +1,10 @@
 import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import { sharedFreshReads } from './fresh-reads';
-import { VERSIONED_TABLES } from './migrations/0022-collection-versions';
+import { VERSION_SHARDS, VERSIONED_TABLES, versionTriggers } from './migrations/0022-collection-versions';
 
-const VERSIONED: ReadonlySet<string> = new Set(VERSIONED_TABLES);
+/** The tables with a version: those of migration 0022, and those of declared families once checked. */
+const VERSIONED = new Set<string>(VERSIONED_TABLES);
 
 /**
  * Tables whose rows a foreign key's `ON DELETE CASCADE` removes when a row of another goes: the
@@ -74,10 +75,54 @@ export class Kept<T> {
   get size(): number {
     return this.entries.size;
   }
+
+  clear(): void {
+    this.entries.clear();
+  }
 }
 
 /** What each statement `versionedTablesOf` was asked about reads (null: a table without a version). */
 const tablesOfStatements = new Kept<readonly string[] | null>(500);
+
+/**
+ * Gives a table added after migration 0022 (a declared family's) a version, as that migration gave
+ * its tables one: its rows of `collection_versions` and the triggers that move them. Run by the
+ * migration that creates the table; running it again changes nothing.
+ */
+export async function addVersionedTable(sequelize: Sequelize, table: string): Promise<void> {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new Error(`${table} is not a table name`);
+  const shards = Array.from({ length: VERSION_SHARDS }, (_, shard) => `(:table, ${shard}, 0)`);
+  await sequelize.query(
+    `INSERT IGNORE INTO collection_versions (table_name, shard, version) VALUES ${shards.join(', ')}`,
+    { replacements: { table } },
+  );
+  for (const statement of versionTriggers([table]))
+    await sequelize.query(statement.replace(/^CREATE TRIGGER /, 'CREATE TRIGGER IF NOT EXISTS '));
+}
+
+/**
+ * Lets reads of `tables` be kept by their versions, once the database shows each has one; a table
+ * without stops start-up, since reads of it would be kept past its changes.
+ */
+export async function requireVersions(sequelize: Sequelize, tables: readonly string[]): Promise<void> {
+  if (!tables.length) return;
+  const rows = await sequelize.query<{ table_name: string; shards: number }>(
+    `SELECT table_name, COUNT(*) AS shards FROM collection_versions WHERE table_name IN (:tables)
+      GROUP BY table_name`,
+    { replacements: { tables }, type: QueryTypes.SELECT },
+  );
+  const versioned = new Set(
+    rows.filter((row) => Number(row.shards) === VERSION_SHARDS).map((row) => row.table_name),
+  );
+  const without = tables.filter((table) => !versioned.has(table));
+  if (without.length)
+    throw new Error(
+      `table ${without.join(', ')} has no version: its migration gives it one with addVersionedTable (db/collection-versions.ts)`,
+    );
+  for (const table of tables) VERSIONED.add(table);
+  // What was worked out before any of them had a version is worked out again.
+  tablesOfStatements.clear();
+}
 
 /** What one database's versions give its readers. */
 export interface Versions {

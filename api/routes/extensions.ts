@@ -4,6 +4,7 @@ import { eventScopeSql, events } from '../../db/events-collection';
 import type { OpenApiDocument } from '../../spec';
 import type { CollectionEntry, Visibility } from '../collections';
 import { collectionOperations, listOperation, staticSource } from '../collections';
+import type { PayloadLayout } from '../event-payloads';
 import { createEventPresenter } from '../event-payloads';
 import type { Caller, OperationDefinition } from '../operations';
 
@@ -27,8 +28,11 @@ export const EVENTS_RESOURCE_EXTENSION = 'events-resource-filter';
  * or a rule's member, take part in), each payload shown as the reads of `registry` show its
  * resources to that account.
  */
-export function eventsCollection(registry: readonly CollectionEntry[]): CollectionEntry {
-  const presenter = createEventPresenter(registry);
+export function eventsCollection(
+  registry: readonly CollectionEntry[],
+  declared?: Readonly<Record<string, PayloadLayout>>,
+): CollectionEntry {
+  const presenter = createEventPresenter(registry, declared);
   return {
     collection: events,
     list: 'events_list',
@@ -46,6 +50,8 @@ export function extensionOperations(deps: {
   visibility: (caller: Caller) => Promise<Visibility>;
   /** The collections whose presentation event payloads follow. */
   registry: readonly CollectionEntry[];
+  /** The kinds of event declared families declare, with what their payloads hold. */
+  declaredEvents?: Readonly<Record<string, PayloadLayout>>;
 }): OperationDefinition[] {
   const { publicBaseUrl } = deps;
   const announce = (name: string, documentation: string) => ({
@@ -56,7 +62,7 @@ export function extensionOperations(deps: {
     spec_url: `${publicBaseUrl}/spec`,
   });
   return [
-    ...collectionOperations({ ...deps, entries: [eventsCollection(deps.registry)] }),
+    ...collectionOperations({ ...deps, entries: [eventsCollection(deps.registry, deps.declaredEvents)] }),
     listOperation({
       operationId: 'api_extensions_list',
       document: deps.document,

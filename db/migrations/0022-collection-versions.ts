@@ -46,9 +46,9 @@ const EVENTS = ['insert', 'update', 'delete'] as const;
 export const versionTriggerName = (table: string, event: (typeof EVENTS)[number]) =>
   `${table}_versioned_${event}`;
 
-/** The statements that create the triggers moving the version of each table. */
-export function versionTriggers(): string[] {
-  return VERSIONED_TABLES.flatMap((table) =>
+/** The statements that create the triggers moving the version of each table (of this migration's). */
+export function versionTriggers(tables: readonly string[] = VERSIONED_TABLES): string[] {
+  return tables.flatMap((table) =>
     EVENTS.map(
       (event) =>
         `CREATE TRIGGER \`${versionTriggerName(table, event)}\` AFTER ${event.toUpperCase()} ON \`${table}\` FOR EACH ROW

@@ -53,6 +53,21 @@ export function createEventRepository({ models }: { models: Models }) {
       });
     },
 
+    /**
+     * Appends an event of a declared family (domain/declared-family.ts), whose kinds the family
+     * declares rather than the list of kinds: `resource` is the id of the resource it is about.
+     */
+    async appendDeclared(
+      event: { type: string; payload: Record<string, unknown>; resource: string },
+      [account, also]: readonly [string, string],
+      transaction: Transaction,
+    ): Promise<void> {
+      await models.Event.create(
+        { ...event, account, also_account: also === account ? null : also, timestamp: new Date() },
+        { transaction },
+      );
+    },
+
     async listForAccount(account: string, afterSerial = 0): Promise<StoredEvent[]> {
       const rows = await models.Event.findAll({
         where: { account, serial: { [Op.gt]: afterSerial } },

@@ -4,6 +4,7 @@ import type { Worker } from '@temporalio/worker';
 import pino from 'pino';
 import type { ApiService } from '../../api/server';
 import { startApi } from '../../api/server';
+import type { ResourceFamily } from '../../api/families';
 import { startTrafficCollector } from '../../temporal/client';
 import type { Config } from '../../config/config';
 import { loadConfig } from '../../config/config';
@@ -184,7 +185,11 @@ async function switchWorker(running: TestStack, settings: Partial<Config> | null
  */
 export async function startSecondApi(
   overrides: NodeJS.ProcessEnv,
-  options: { metricsPort?: number | null; sending?: { withinMs?: number; pauseMs?: number } } = {},
+  options: {
+    metricsPort?: number | null;
+    sending?: { withinMs?: number; pauseMs?: number };
+    families?: readonly ResourceFamily[];
+  } = {},
 ): Promise<ApiService> {
   const running = stack();
   const config = loadConfig({ ...running.env, ...overrides });
@@ -195,6 +200,7 @@ export async function startSecondApi(
     port: 0,
     metricsPort: options.metricsPort,
     sending: options.sending,
+    families: options.families,
   });
 }
 

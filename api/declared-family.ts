@@ -1,0 +1,237 @@
+import type { DeclaredResource } from '../db/declared-store';
+import { createDeclaredStore, declaredCollection } from '../db/declared-store';
+import { ownedScope } from '../db/scope';
+import { accessToOwned, actsFor } from '../domain/authority';
+import type { DeclaredFamily } from '../domain/declared-family';
+import { DECLARED_HAPPENINGS, declaredEventType } from '../domain/declared-family';
+import { redact } from '../domain/redaction';
+import type { DocumentFragment, ResourceFamily } from './families';
+import { generatedWrites } from './family-writes';
+import { redactionPlanFor } from './redaction-plans';
+
+type Schema = Record<string, unknown>;
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ACCOUNT = { type: 'string', maxLength: 80 };
+const json = (schema: Schema) => ({ 'application/json': { schema } });
+
+/** The answers every write documents beside its success, by status. */
+const WRITE_ANSWERS = {
+  '400': ref('responses', 'ValidationOrConflict'),
+  '401': ref('responses', 'AuthenticationFailed'),
+  '403': ref('responses', 'PermissionDenied'),
+  '409': ref('responses', 'IdempotencyKeyInUse'),
+  '413': ref('responses', 'PayloadTooLarge'),
+  '415': ref('responses', 'UnsupportedMediaType'),
+  '422': ref('responses', 'IdempotencyKeyReused'),
+  '429': ref('responses', 'TooManyRequests'),
+};
+const PAGINATION_HEADERS = ['Limit', 'Offset', 'Items', 'Pages', 'Page', 'Token', 'Next'].map(
+  (name) => `X-Pagination-${name}`,
+);
+
+/**
+ * The part of the document a declared family adds: its read schema (sensitive properties marked),
+ * its request schemas, and its six operations with the parameters and answers every collection of
+ * the document has.
+ */
+export function declaredDocument(family: DeclaredFamily): DocumentFragment {
+  const { schema: name, noun } = family.title;
+  const prefix = family.collection.replace(/-/g, '_');
+  const tags = [family.collection];
+  const own = Object.fromEntries(
+    Object.entries(family.properties).map(([property, declared]) => [
+      property,
+      declared.sensitive ? { ...declared.schema, 'x-sensitive': true } : { ...declared.schema },
+    ]),
+  );
+  const required = Object.entries(family.properties)
+    .filter(([, declared]) => declared.required)
+    .map(([property]) => property);
+  const writable = { managing_account: ACCOUNT, consuming_account: ACCOUNT, ...own };
+  const request = { type: 'object', required: ['managing_account', 'consuming_account', ...required] };
+  const item = ref('schemas', name);
+  const one = (description: string) => ({ description, content: json(item) });
+  const list = (description: string) => ({ description, content: json({ type: 'array', items: item }) });
+  const body = (schema: string, patch = false) => ({
+    required: true,
+    content: {
+      ...json(ref('schemas', schema)),
+      ...(patch ? { 'application/merge-patch+json': { schema: ref('schemas', schema) } } : {}),
+    },
+  });
+  const byId = [ref('parameters', 'IdempotencyKey'), ref('parameters', 'ResourceId')];
+  const filters = Object.entries(family.properties)
+    .filter(([, declared]) => declared.filter)
+    .map(([property, declared]) => {
+      const { nullable: _nullable, ...schema } = declared.schema;
+      return {
+        name: property,
+        in: 'query',
+        required: false,
+        description: `Only ${family.collection} of this ${property}.`,
+        schema,
+      };
+    });
+  return {
+    schemas: {
+      [name]: {
+        type: 'object',
+        required: ['id', 'managing_account', 'consuming_account', ...required],
+        properties: { id: { ...ACCOUNT, readOnly: true }, ...writable },
+      },
+      [`${name}Request`]: { ...request, properties: writable },
+      [`${name}Patch`]: { type: 'object', properties: writable },
+    },
+    paths: {
+      [`/${family.collection}`]: {
+        get: {
+          operationId: `${prefix}_list`,
+          tags,
+          summary: `List ${noun}s.`,
+          parameters: [
+            ...['id', 'page_limit', 'page_offset', 'page_token', 'managing_account', 'consuming_account'].map(
+              (parameter) => ref('parameters', parameter),
+            ),
+            ...filters,
+          ],
+          responses: {
+            '200': list('The whole collection (without page_limit).'),
+            '206': {
+              ...list('One page of the collection (with page_limit).'),
+              headers: Object.fromEntries(
+                PAGINATION_HEADERS.map((header) => [header, ref('headers', header)]),
+              ),
+            },
+            '400': ref('responses', 'ValidationError'),
+            '401': ref('responses', 'AuthenticationFailed'),
+            '403': ref('responses', 'PermissionDenied'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+        post: {
+          operationId: `${prefix}_create`,
+          tags,
+          summary: `Create a ${noun}.`,
+          parameters: [ref('parameters', 'IdempotencyKey')],
+          requestBody: body(`${name}Request`),
+          responses: { '201': one('The new resource.'), ...WRITE_ANSWERS },
+        },
+      },
+      [`/${family.collection}/{id}`]: {
+        get: {
+          operationId: `${prefix}_read`,
+          tags,
+          summary: `Read a ${noun}.`,
+          parameters: [ref('parameters', 'ResourceId')],
+          responses: {
+            '200': one('The resource.'),
+            '401': ref('responses', 'AuthenticationFailed'),
+            '403': ref('responses', 'PermissionDenied'),
+            '404': ref('responses', 'NotFound'),
+            '429': ref('responses', 'TooManyRequests'),
+          },
+        },
+        put: {
+          operationId: `${prefix}_update`,
+          tags,
+          summary: `Replace a ${noun}.`,
+          parameters: byId,
+          requestBody: body(`${name}Request`),
+          responses: {
+            '200': one('The updated resource.'),
+            '404': ref('responses', 'NotFound'),
+            ...WRITE_ANSWERS,
+          },
+        },
+        patch: {
+          operationId: `${prefix}_partial_update`,
+          tags,
+          summary: `Change some properties of a ${noun}.`,
+          parameters: byId,
+          requestBody: body(`${name}Patch`, true),
+          responses: {
+            '200': one('The updated resource.'),
+            '404': ref('responses', 'NotFound'),
+            ...WRITE_ANSWERS,
+          },
+        },
+        delete: {
+          operationId: `${prefix}_destroy`,
+          tags,
+          summary: `Delete a ${noun}.`,
+          parameters: byId,
+          responses: {
+            '200': one('The deleted resource.'),
+            '404': ref('responses', 'NotFound'),
+            ...WRITE_ANSWERS,
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The resource family of a declaration (domain/declared-family.ts): its collection, scoped to the
+ * resources' two sides (or public, redacted for everybody else), the writes generated for it (the
+ * managing side creates, changes and deletes, for accounts it acts for, under the family's own
+ * rule), its events, whose payloads show the resource as a read does, and its part of the document.
+ */
+export function declaredFamily(family: DeclaredFamily): ResourceFamily {
+  const collection = declaredCollection(family);
+  const prefix = family.collection.replace(/-/g, '_');
+  const layout = { resources: { [family.resource]: { family: family.collection } } };
+  return {
+    name: family.collection,
+    asynchronous: false,
+    document: declaredDocument(family),
+    versioned: [family.table],
+    events: Object.fromEntries(
+      DECLARED_HAPPENINGS.map((happening) => [declaredEventType(family, happening), layout]),
+    ),
+    collections: (document) => {
+      const plan = redactionPlanFor(document, family.title.schema);
+      const owners =
+        (visibility: { accounts: readonly string[] }) =>
+        (_value: unknown, params: { bind(value: unknown): string }) =>
+          ownedScope(params.bind(visibility.accounts));
+      return [
+        {
+          collection,
+          list: `${prefix}_list`,
+          read: `${prefix}_read`,
+          ...(family.visibility === 'owned'
+            ? { scope: owners }
+            : {
+                present: (item, visibility) =>
+                  actsFor(visibility, item.managing_account as string) ||
+                  actsFor(visibility, item.consuming_account as string)
+                    ? item
+                    : redact(item, plan),
+                fullView: owners,
+              }),
+        },
+      ];
+    },
+    operations(deps) {
+      const store = createDeclaredStore({ sequelize: deps.db.sequelize, events: deps.db.events, family });
+      return {
+        handlers: generatedWrites<Record<string, unknown>, [DeclaredResource]>(this, deps, {
+          // A public resource is there for everybody, so changing another's is forbidden, not unknown.
+          access: (scope, resource) => {
+            const access = accessToOwned(resource, scope);
+            return access === 'none' && family.visibility === 'public' ? 'discover' : access;
+          },
+          references: ['managing_account', 'consuming_account'],
+          problems: (input, { scope, now }) => family.problems?.(input, { scope, now }) ?? [],
+          create: async (input) => ({ resource: await store.create(input) }),
+          change: async (id, decide) => ({
+            resource: await store.change(id, (current) => decide(current)),
+          }),
+          destroy: async (id, allow) => ({ resource: await store.destroy(id, allow) }),
+        }),
+      };
+    },
+  };
+}
