@@ -13,7 +13,8 @@ export type Need = 'change' | 'read';
 /**
  * The DELETE of a resource that goes by a cancellation policy, and the read of that policy: the
  * caller must be let through (`allow` throws otherwise), the policy decides the day, and the store
- * records the cancellation and answers the workflow messages that carry it out (202).
+ * records the cancellation and answers the resource as it is now (202); the workflow messages that
+ * carry it out go from the outbox once the cancellation has committed.
  */
 export function cancellationOperations(spec: {
   destroy: string;
@@ -21,8 +22,11 @@ export function cancellationOperations(spec: {
   writes: WriteContext;
   policies: ReturnType<typeof cancellationPolicies>;
   allow: (id: string, scope: Scope, need: Need) => Promise<unknown>;
-  /** Records the cancellation on `policy`'s day (`body` is the DELETE's, for a policy of another resource). */
-  cancel: (id: string, policy: CancellationPolicy, body: unknown) => Promise<{ resource: unknown }>;
+  /**
+   * Records the cancellation on `policy`'s day (`body` is the DELETE's, for a policy of another
+   * resource) and answers the resource as stored.
+   */
+  cancel: (id: string, policy: CancellationPolicy, body: unknown) => Promise<unknown>;
 }): OperationDefinition[] {
   const { writes, policies } = spec;
   return [
@@ -32,8 +36,7 @@ export function cancellationOperations(spec: {
       async handle({ params, body, caller }) {
         await spec.allow(params.id, await writes.scope(caller), 'change');
         const policy = await policies.forCancellation(params.id, body);
-        const { resource } = await spec.cancel(params.id, policy, body);
-        return { status: 202, body: resource };
+        return { status: 202, body: await spec.cancel(params.id, policy, body) };
       },
     },
     {
@@ -65,7 +68,8 @@ export function loaOperations<T extends { id: string; state: State }>(spec: {
   uploaded: (id: string) => Promise<Buffer | null>;
   /** The exchange's own LOA for the resource, where none was uploaded. */
   issue: (resource: T) => Buffer;
-  store: (id: string, document: Buffer) => Promise<{ resource: unknown }>;
+  /** Keeps an uploaded LOA and answers the resource as stored. */
+  store: (id: string, document: Buffer) => Promise<unknown>;
 }): OperationDefinition[] {
   const { writes } = spec;
   return [
@@ -95,8 +99,7 @@ export function loaOperations<T extends { id: string; state: State }>(spec: {
           );
         if (!Buffer.isBuffer(body) || !isPdf(body))
           throw new ValidationError([{ name: 'body', reason: 'Send the LOA as a PDF document.' }]);
-        const { resource: stored } = await spec.store(params.id, body);
-        return { status: 202, body: stored };
+        return { status: 202, body: await spec.store(params.id, body) };
       },
     },
   ];

@@ -9,6 +9,7 @@ import { openDatabase } from '../db';
 import { apiKeysAsJson, renderApiKeys } from './api-key-list';
 import { ensureLocalSecrets } from './local-secrets';
 import { kindOption, renderQueue } from './operator-queue';
+import { onboardingWorkflowId } from '../domain/onboarding';
 import { nextCommand } from '../domain/operator-queue';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
@@ -58,30 +59,36 @@ async function createAccount(db: Database, config: Config, values: Record<string
   required(values, ['name', 'country', 'locality', 'postal-code', 'street']);
   if (!/^[A-Z]{2}$/.test(values.country!))
     throw new UsageError('--country must be an ISO 3166-1 alpha-2 code, e.g. DE');
-  const { account, start } = await db.accounts.create({
-    name: values.name!,
-    legal_name: values['legal-name'] ?? null,
-    managing_account: values['managing-account'] ?? null,
-    external_ref: values['external-ref'] ?? null,
-    address: {
-      country: values.country!,
-      locality: values.locality!,
-      postal_code: values['postal-code']!,
-      street_address: values.street!,
-    },
-  });
-  const credentials = await db.credentials.createApiKey(account.id, 'admin');
   const { temporal, starter } = connectWorkflowStarter({
     config,
     outbox: db.outbox,
     logger: pino({ level: 'silent' }),
   });
-  const started = await starter.deliver(start);
+  // The outbox hands on the start of the account's on-boarding once the account has committed;
+  // this process sends it at once, as the API does.
+  const sends: Array<Promise<boolean>> = [];
+  const stopSending = db.outbox.sendCommittedWith((message) => sends.push(starter.deliver(message)));
+  const account = await db.accounts
+    .create({
+      name: values.name!,
+      legal_name: values['legal-name'] ?? null,
+      managing_account: values['managing-account'] ?? null,
+      external_ref: values['external-ref'] ?? null,
+      address: {
+        country: values.country!,
+        locality: values.locality!,
+        postal_code: values['postal-code']!,
+        street_address: values.street!,
+      },
+    })
+    .finally(stopSending);
+  const credentials = await db.credentials.createApiKey(account.id, 'admin');
+  const started = sends.length > 0 && (await Promise.all(sends)).every(Boolean);
   await temporal.close();
   process.stdout.write(
     [
       `account     ${account.id} (${account.name}, state ${account.state})`,
-      `onboarding  ${started ? `workflow ${start.workflowId} started` : 'queued; the API starts it once Temporal answers'}`,
+      `onboarding  ${started ? `workflow ${onboardingWorkflowId(account.id)} started` : 'queued; the API starts it once Temporal answers'}`,
       `api_key     ${credentials.apiKey}`,
       `api_secret  ${credentials.apiSecret}`,
       'The secret is shown only now; store it safely.',

@@ -88,7 +88,7 @@ function accountOperations(deps: {
       authenticated: true,
       async handle({ params, body, caller }) {
         const scope = await writes.scope(caller);
-        const { resource } = await deps.accounts.update(params.id, async (current) => {
+        const account = await deps.accounts.update(params.id, async (current) => {
           requireChange(accessToAccount(current, scope), `accounts with id ${current.id}`);
           let next: Required<AccountInput>;
           if (operationId === 'accounts_update') {
@@ -104,7 +104,7 @@ function accountOperations(deps: {
           await requireValidInput(next);
           return next;
         });
-        return { status: 202, body: resource };
+        return { status: 202, body: account };
       },
     };
   }
@@ -128,7 +128,7 @@ function accountOperations(deps: {
         const input = replacement(body, { ...ABSENT, managing_account: scope.accountId });
         requireActingAccount(scope, 'managing_account', input.managing_account);
         await requireValidInput(input);
-        const { account } = await deps.accounts.create(input);
+        const account = await deps.accounts.create(input);
         return { status: 201, body: account };
       },
     },
@@ -139,14 +139,14 @@ function accountOperations(deps: {
       authenticated: true,
       async handle({ params, caller }) {
         const scope = await writes.scope(caller);
-        const { resource } = await deps.accounts.remove(params.id, (current) => {
+        const account = await deps.accounts.remove(params.id, (current) => {
           requireChange(accessToAccount(current, scope), `accounts with id ${current.id}`);
           if (current.id === scope.accountId) {
             throw new PermissionDeniedError('you cannot delete the account you are signed in as');
           }
           if (current.is_exchange) throw new PermissionDeniedError("the exchange's own account stays");
         });
-        return { status: 200, body: resource };
+        return { status: 200, body: account };
       },
     },
   ];

@@ -160,7 +160,7 @@ function connectionOperations(deps: {
             'mode',
             `the bundle (mode, lacp_timeout) changes in production only; the connection is ${current.state}`,
           );
-        const { connection } = await deps.connections.change(params.id, next, bundleChanged);
+        const connection = await deps.connections.change(params.id, next, bundleChanged);
         return { status: 202, body: connection };
       },
     };
@@ -175,7 +175,7 @@ function connectionOperations(deps: {
           const scope = await writes.scope(caller);
           const input = replacement(body, ABSENT);
           const offering = await checkOrder(scope, input);
-          const { connection } = await deps.connections.create(input, offering);
+          const connection = await deps.connections.create(input, offering);
           return { status: 201, body: connection };
         },
       },
@@ -188,10 +188,7 @@ function connectionOperations(deps: {
       writes,
       policies,
       allow: load,
-      cancel: async (id, policy) => {
-        const { connection } = await deps.connections.requestCancellation(id, policy);
-        return { resource: connection };
-      },
+      cancel: (id, policy) => deps.connections.requestCancellation(id, policy),
     }),
     loa: loaOperations({
       download: 'connections_loa_download',
@@ -208,10 +205,7 @@ function connectionOperations(deps: {
           `Subscriber-side demarcs: ${connection.subscriber_side_demarcs.join(', ') || 'none given'}.`,
           'The holder of this letter is authorised to order the cross-connects to these ports.',
         ]),
-      store: async (id, document) => {
-        const { connection } = await deps.connections.storeLoa(id, document);
-        return { resource: connection };
-      },
+      store: (id, document) => deps.connections.storeLoa(id, document),
     }),
   };
 }

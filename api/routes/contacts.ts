@@ -41,9 +41,11 @@ export const contactsFamily: ResourceFamily = {
         ...generatedWrites<ContactInput, [Contact]>(this, deps, {
           access: (scope, contact) => accessToOwned(contact, scope),
           references: ['managing_account', 'consuming_account'],
-          create: (input) => contacts.createContact(input),
-          change: (id, decide) => contacts.updateContact(id, (current) => decide(current)),
-          destroy: (id, allow) => contacts.deleteContact(id, allow),
+          create: async (input) => ({ resource: await contacts.createContact(input) }),
+          change: async (id, decide) => ({
+            resource: await contacts.updateContact(id, (current) => decide(current)),
+          }),
+          destroy: async (id, allow) => ({ resource: await contacts.deleteContact(id, allow) }),
         }),
         {
           operationId: 'role_assignments_create',
@@ -51,7 +53,7 @@ export const contactsFamily: ResourceFamily = {
           async handle({ body, caller }) {
             const scope = await writes.scope(caller);
             const input = body as { role: string; contact: string };
-            const { resource } = await contacts.assignRole(
+            const assignment = await contacts.assignRole(
               { role: input.role, contact: input.contact },
               (contact) => {
                 const access = accessToOwned(contact, scope);
@@ -67,7 +69,7 @@ export const contactsFamily: ResourceFamily = {
                 ]);
               },
             );
-            return { status: 201, body: resource };
+            return { status: 201, body: assignment };
           },
         },
         {
@@ -75,10 +77,10 @@ export const contactsFamily: ResourceFamily = {
           authenticated: true,
           async handle({ params, caller }) {
             const scope = await writes.scope(caller);
-            const { resource } = await contacts.unassignRole(params.id, (contact) =>
+            const assignment = await contacts.unassignRole(params.id, (contact) =>
               requireChange(accessToOwned(contact, scope), `role-assignments with id ${params.id}`),
             );
-            return { status: 200, body: resource };
+            return { status: 200, body: assignment };
           },
         },
       ],

@@ -1,5 +1,4 @@
 import { memberJoiningRules, memberJoiningRuleScope } from '../../db/member-joining-rules-collection';
-import type { WrittenRule } from '../../db/repositories/member-joining-rule-repository';
 import type { PropertyError } from '../../domain/errors';
 import { ValidationError } from '../../domain/errors';
 import type {
@@ -109,17 +108,15 @@ export const memberJoiningRulesFamily: ResourceFamily = {
               judged.add('capacity_min').add('capacity_max');
             return memberJoiningRuleProblems(order, facts, (property) => judged.has(property));
           },
-          create: async (order) => written(await rules.create(order)),
+          create: async (order) => ({ resource: await rules.create(order) }),
           async change(id, decide, allow) {
             const found = await rules.findWithService(id);
             const next = await decide(found?.rule, found?.service);
-            return written(await rules.change(id, next, allow));
+            return { resource: await rules.change(id, next, allow) };
           },
-          destroy: async (id, allow) => written(await rules.destroy(id, allow)),
+          destroy: async (id, allow) => ({ resource: await rules.destroy(id, allow) }),
         },
       ),
     };
   },
 };
-
-const written = ({ rule }: WrittenRule) => ({ resource: rule });

@@ -116,7 +116,7 @@ function networkFeatureConfigOperations(deps: {
           ),
         );
         await check(scope, next, (property) => touched.has(property as keyof RouteServerConfigOrder));
-        const { featureConfig } = await deps.featureConfigs.change(params.id, next);
+        const featureConfig = await deps.featureConfigs.change(params.id, next);
         return { status: 202, body: featureConfig };
       },
     };
@@ -131,7 +131,7 @@ function networkFeatureConfigOperations(deps: {
           const scope = await writes.scope(caller);
           const order = replacement(body, ABSENT);
           await check(scope, order);
-          const { featureConfig } = await deps.featureConfigs.create(order);
+          const featureConfig = await deps.featureConfigs.create(order);
           return { status: 201, body: featureConfig };
         },
       },
@@ -144,7 +144,7 @@ function networkFeatureConfigOperations(deps: {
           const scope = await writes.scope(caller);
           await load(params.id, scope);
           const policy = await policies.forCancellation(params.id, undefined);
-          const { featureConfig } = await deps.featureConfigs.requestCancellation(params.id, policy);
+          const featureConfig = await deps.featureConfigs.requestCancellation(params.id, policy);
           return { status: 202, body: featureConfig };
         },
       },

@@ -127,7 +127,7 @@ function networkServiceConfigOperations(deps: {
           ),
         );
         await check(scope, next, current.id, (property) => touched.has(property));
-        const { config } = await deps.configs.change(params.id, next);
+        const config = await deps.configs.change(params.id, next);
         return { status: 202, body: config };
       },
     };
@@ -148,7 +148,7 @@ function networkServiceConfigOperations(deps: {
             ]);
           const order = replacement(body, absentConfigOrder(type));
           await check(scope, order);
-          const { config } = await deps.configs.create(order, {
+          const config = await deps.configs.create(order, {
             quarantineSeconds: deps.ipQuarantineSeconds,
           });
           return { status: 201, body: config };
@@ -163,10 +163,7 @@ function networkServiceConfigOperations(deps: {
       writes,
       policies,
       allow: load,
-      cancel: async (id, policy) => {
-        const { config } = await deps.configs.requestCancellation(id, policy);
-        return { resource: config };
-      },
+      cancel: (id, policy) => deps.configs.requestCancellation(id, policy),
     }),
   };
 }

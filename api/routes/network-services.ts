@@ -179,7 +179,7 @@ function networkServiceOperations(deps: {
           ),
         );
         await check(scope, next, params.id, (property) => touched.has(property as keyof ServiceOrder));
-        const { service } = await services.change(params.id, next);
+        const service = await services.change(params.id, next);
         return { status: 202, body: service };
       },
     };
@@ -204,7 +204,7 @@ function networkServiceOperations(deps: {
             ]);
           const order = shapedOrder({ ...replacement(body, ABSENT_SERVICE), type: given.type });
           await check(scope, order);
-          const { service } = await services.create(order);
+          const service = await services.create(order);
           return { status: 201, body: service };
         },
       },
@@ -253,7 +253,7 @@ function networkServiceOperations(deps: {
           );
           if (problems.length) throw new ValidationError(problems);
           const opened = await services.openChangeRequest(params.id, request);
-          return { status: 202, body: changeRequestBody(opened.request) };
+          return { status: 202, body: changeRequestBody(opened) };
         },
       },
       {
@@ -274,7 +274,7 @@ function networkServiceOperations(deps: {
           );
           if (!closed)
             throw new NotFoundError(`network-services with id ${params.id} has no open change request`);
-          return { status: 202, body: changeRequestBody(closed.request) };
+          return { status: 202, body: changeRequestBody(closed) };
         },
       },
     ],
@@ -289,10 +289,7 @@ function networkServiceOperations(deps: {
         else if (parties.type === 'exchange_lan' || (side !== 'owner' && side !== 'consumer'))
           throw new NotFoundError(`no cancellation policy for network-services with id ${id}`);
       },
-      cancel: async (id, policy) => {
-        const { service } = await services.requestCancellation(id, policy);
-        return { resource: service };
-      },
+      cancel: (id, policy) => services.requestCancellation(id, policy),
     }),
   };
 }

@@ -145,7 +145,7 @@ function portReservationOperations(deps: {
               'connection',
               `the offering allows at most ${limit} port(s) per connection`,
             );
-          const { reservation } = await deps.reservations.reserve(input, offering?.physical_port_speed ?? 0);
+          const reservation = await deps.reservations.reserve(input, offering?.physical_port_speed ?? 0);
           return { status: 201, body: reservation };
         },
       },
@@ -158,12 +158,10 @@ function portReservationOperations(deps: {
       writes,
       policies,
       allow: load,
-      cancel: async (id, policy, body) => {
-        const { reservation } = await deps.reservations.end(id, policy, (connection) =>
+      cancel: (id, policy, body) =>
+        deps.reservations.end(id, policy, (connection) =>
           connectionPolicies.forCancellation(connection, body),
-        );
-        return { resource: reservation };
-      },
+        ),
     }),
     loa: loaOperations({
       download: 'port_reservations_loa_download',
@@ -183,10 +181,7 @@ function portReservationOperations(deps: {
           `Subscriber-side demarc: ${reservation.subscriber_side_demarc ?? 'not given'}.`,
           'The holder of this letter is authorised to order the cross-connect to this port.',
         ]),
-      store: async (id, document) => {
-        const { reservation } = await deps.reservations.storeLoa(id, document);
-        return { resource: reservation };
-      },
+      store: (id, document) => deps.reservations.storeLoa(id, document),
     }),
   };
 }

@@ -17,10 +17,10 @@ import {
   forgetRoleAssignments,
 } from '../references';
 import { Op, QueryTypes, UniqueConstraintError } from 'sequelize';
-import type { Guard, Written } from './contact-repository';
+import type { Guard } from './contact-repository';
 import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
-import type { OutboxRepository, PendingStart, WorkflowStart } from './outbox-repository';
+import type { OutboxRepository, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
 import { unitOfWork } from '../unit-of-work';
@@ -187,7 +187,7 @@ export function createAccountRepository(deps: {
      * outbox row that starts its on-boarding workflow. A managed account counts against its
      * manager's tree's quota of sub-accounts.
      */
-    async create(input: NewAccount): Promise<{ account: Account; start: PendingStart }> {
+    async create(input: NewAccount): Promise<Account> {
       return allocatingTransaction(sequelize, async (transaction) => {
         if (input.managing_account)
           await quotas.requireRoom(input.managing_account, { sub_accounts: 1 }, transaction);
@@ -197,8 +197,8 @@ export function createAccountRepository(deps: {
         );
         const account = toAccount(row.get({ plain: true }));
         await events.append({ type: 'account.created', payload: { account }, account: id }, transaction);
-        const start = await outbox.enqueue(onboardingStart(id), transaction);
-        return { account, start };
+        await outbox.enqueue(onboardingStart(id), transaction);
+        return account;
       });
     },
 
@@ -210,7 +210,7 @@ export function createAccountRepository(deps: {
     async update(
       id: string,
       change: (current: Account) => AccountInput | Promise<AccountInput>,
-    ): Promise<Written<Account>> {
+    ): Promise<Account> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lockAccount(id, transaction);
         const before = toAccount(row.get({ plain: true }));
@@ -235,7 +235,8 @@ export function createAccountRepository(deps: {
         );
         const account = toAccount(row.get({ plain: true }));
         await events.append({ type: 'account.updated', payload: { account }, account: id }, transaction);
-        return { resource: account, messages: await signalWaitingOnboarding(deps, [id], transaction) };
+        await signalWaitingOnboarding(deps, [id], transaction);
+        return account;
       });
     },
 
@@ -245,7 +246,7 @@ export function createAccountRepository(deps: {
      * account, a resource that needs one of its contacts): then nothing changes and the conflicts
      * name what is in the way.
      */
-    async remove(id: string, guard: Guard<Account & { is_exchange: boolean }>): Promise<Written<Account>> {
+    async remove(id: string, guard: Guard<Account & { is_exchange: boolean }>): Promise<Account> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lockAccount(id, transaction);
         const account = toAccount(row.get({ plain: true }));
@@ -281,7 +282,7 @@ export function createAccountRepository(deps: {
           );
         }
         // Queued while the row still says whether on-boarding waits; the workflow then finds it gone.
-        const messages = await signalWaitingOnboarding(deps, [id], transaction);
+        await signalWaitingOnboarding(deps, [id], transaction);
         await models.RoleAssignment.destroy({ where: { id: { [Op.in]: assignments } }, transaction });
         await forgetRoleAssignments(sequelize, assignments, transaction);
         await models.Contact.destroy({ where: { id: { [Op.in]: contacts } }, transaction });
@@ -296,7 +297,7 @@ export function createAccountRepository(deps: {
           },
           transaction,
         );
-        return { resource: account, messages };
+        return account;
       });
     },
 

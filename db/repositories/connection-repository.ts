@@ -16,7 +16,7 @@ import { newId } from '../../domain/ids';
 import type { OrderAccountProperty } from '../../domain/order-accounts';
 import { connectionOrderFacts, orderedOffering } from '../connection-order-facts';
 import type { EventRepository } from './event-repository';
-import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { OutboxRepository, WorkflowStart } from './outbox-repository';
 import type { PortAllocation } from '../allocation/ports';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore, provisioningWorkflowId } from './connection-store';
@@ -211,7 +211,7 @@ export function createConnectionRepository(deps: {
     row: LifecycleRow,
     policy: CancellationPolicy,
     transaction: Transaction,
-  ): Promise<PendingMessage[]> {
+  ): Promise<void> {
     if (row.state !== 'decommissioned' && row.state !== 'cancelled')
       await refuseWhileCarrying(id, 'the connection cannot go', transaction, 'live');
     return lifecycle.requestCancellationIn(id, row, policy, transaction);
@@ -224,21 +224,21 @@ export function createConnectionRepository(deps: {
    * held, what the reservations' and configs' writers committed shows); the connection goes on its
    * policy's first day.
    */
-  async function releaseWhenLeft(id: string, transaction: Transaction): Promise<PendingMessage[]> {
+  async function releaseWhenLeft(id: string, transaction: Transaction): Promise<void> {
     const row = await lock(id, transaction);
-    if (isGoing(row.state, row.cancel_requested_at !== null)) return [];
+    if (isGoing(row.state, row.cancel_requested_at !== null)) return;
     const [ports] = await select<{ staying: number; given: number }>(
       `SELECT COALESCE(SUM(state NOT IN (:going)), 0) AS staying, COALESCE(SUM(state = 'decommission_requested'), 0) AS given
          FROM port_reservations WHERE connection = :id`,
       { id, going: GOING_STATES },
       transaction,
     );
-    if (Number(ports.staying) > 0 || Number(ports.given) === 0) return [];
-    if ((await configsOn(id, 'live', transaction)).length) return [];
+    if (Number(ports.staying) > 0 || Number(ports.given) === 0) return;
+    if ((await configsOn(id, 'live', transaction)).length) return;
     const found = await termsOf('connection', id, transaction);
-    if (!found) return [];
+    if (!found) return;
     const { decommission_at, charged_until } = cancellationPolicy(found.terms, dayOf(deps.clock()));
-    return cancelWithin(id, row, { decommission_at, charged_until }, transaction);
+    await cancelWithin(id, row, { decommission_at, charged_until }, transaction);
   }
 
   return {
@@ -256,12 +256,9 @@ export function createConnectionRepository(deps: {
      * its provisioning, in one transaction: either all of it exists afterwards or none. Its ports
      * and the order count against the quotas of its managing account's tree.
      */
-    async create(
-      input: NewConnection,
-      offering: OrderedOffering,
-    ): Promise<{ connection: Connection; start: PendingStart }> {
+    async create(input: NewConnection, offering: OrderedOffering): Promise<Connection> {
       const id = newId('conn');
-      const created = await portAllocation.transaction(async (transaction) => {
+      return portAllocation.transaction(async (transaction) => {
         await quotas.requireRoom(
           input.managing_account,
           { ports: input.port_quantity, open_orders: 1 },
@@ -330,10 +327,9 @@ export function createConnectionRepository(deps: {
           },
           transaction,
         );
-        const start = await outbox.enqueue(provisioningStart(connection), transaction);
-        return { connection, start };
+        await outbox.enqueue(provisioningStart(connection), transaction);
+        return connection;
       });
-      return created;
     },
 
     async findById(id: string): Promise<Connection | undefined> {
@@ -435,13 +431,10 @@ export function createConnectionRepository(deps: {
      * day; one still being provisioned is cancelled as soon as its workflow can stop; one
      * decommissioned or cancelled is archived. Asking again while it is going changes nothing.
      */
-    async requestCancellation(
-      id: string,
-      policy: CancellationPolicy,
-    ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
+    async requestCancellation(id: string, policy: CancellationPolicy): Promise<Connection> {
       return allocatingTransaction(sequelize, async (transaction) => {
-        const messages = await cancelWithin(id, await lifecycle.lock(id, transaction), policy, transaction);
-        return { connection: (await read(id, transaction))!, messages };
+        await cancelWithin(id, await lifecycle.lock(id, transaction), policy, transaction);
+        return (await read(id, transaction))!;
       });
     },
 
@@ -453,17 +446,12 @@ export function createConnectionRepository(deps: {
      * bundled needs the device: the connection goes to `production_change_pending` and its
      * workflow reconfigures it; the rest takes effect at once.
      */
-    async change(
-      id: string,
-      values: ConnectionChange,
-      reconfigure: boolean,
-    ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
+    async change(id: string, values: ConnectionChange, reconfigure: boolean): Promise<Connection> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         // Services sit on the bundle or on the one port: they cannot move between the two.
         if ((row.mode === 'standalone') !== (values.mode === 'standalone'))
           await refuseWhileCarrying(id, `the connection cannot become ${values.mode}`, transaction);
-        const messages: PendingMessage[] = [];
         const to = reconfigure ? transition(row.state, 'request_change') : row.state;
         await sequelize.query(
           `UPDATE connections SET managing_account = :managing_account, consuming_account = :consuming_account,
@@ -508,9 +496,9 @@ export function createConnectionRepository(deps: {
             },
             transaction,
           );
-          messages.push(await reconsider(id, transaction));
+          await reconsider(id, transaction);
         }
-        return { connection, messages };
+        return connection;
       });
     },
 
@@ -550,10 +538,7 @@ export function createConnectionRepository(deps: {
     },
 
     /** Keeps an uploaded LOA and tells the connection's workflow, which may be waiting for it. */
-    async storeLoa(
-      id: string,
-      document: Buffer,
-    ): Promise<{ connection: Connection; messages: PendingMessage[] }> {
+    async storeLoa(id: string, document: Buffer): Promise<Connection> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         await sequelize.query('UPDATE connections SET loa = :document, updated_at = NOW(3) WHERE id = :id', {
@@ -569,7 +554,9 @@ export function createConnectionRepository(deps: {
           },
           transaction,
         );
-        return { connection: (await read(id, transaction))!, messages: [await reconsider(id, transaction)] };
+        const connection = (await read(id, transaction))!;
+        await reconsider(id, transaction);
+        return connection;
       });
     },
 

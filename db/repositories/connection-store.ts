@@ -222,8 +222,9 @@ export function createConnectionStore(deps: {
   }
 
   /** Tells the connection's workflow to look at what is asked of it, once the transaction commits. */
-  const reconsider = (id: string, transaction: Transaction) =>
-    outbox.enqueue({ workflowId: provisioningWorkflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+  const reconsider = async (id: string, transaction: Transaction): Promise<void> => {
+    await outbox.enqueue({ workflowId: provisioningWorkflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+  };
 
   return {
     select,

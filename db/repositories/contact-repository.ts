@@ -13,7 +13,7 @@ import {
 import { allocatingTransaction } from '../transactions';
 import type { EventRepository } from './event-repository';
 import { signalWaitingOnboarding } from './onboarding-signals';
-import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { OutboxRepository } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { unitOfWork } from '../unit-of-work';
 
@@ -39,12 +39,6 @@ export interface RoleAssignment {
   id: string;
   role: string;
   contact: string;
-}
-
-/** The result of a write: what was written, and the workflow messages it put in the outbox (sent once it commits). */
-export interface Written<T> {
-  resource: T;
-  messages: PendingMessage[];
 }
 
 /** Decides, inside the write's transaction and with the row locked, whether the caller may go on. */
@@ -94,15 +88,13 @@ export function createContactRepository(deps: {
     assignment: RoleAssignment,
     contact: Contact,
     transaction: Transaction,
-  ): Promise<Written<RoleAssignment>> {
+  ): Promise<RoleAssignment> {
     await events.append(
       { type, payload: { role_assignment: assignment }, account: accountOfEvent(contact) },
       transaction,
     );
-    return {
-      resource: assignment,
-      messages: await nudgeOnboarding([contact.consuming_account], transaction),
-    };
+    await nudgeOnboarding([contact.consuming_account], transaction);
+    return assignment;
   }
 
   async function lockContact(id: string, transaction: Transaction) {
@@ -137,7 +129,7 @@ export function createContactRepository(deps: {
     },
 
     /** Stores a new contact, within the quota of contacts of its managing account's tree. */
-    async createContact(input: ContactInput & { id?: string }): Promise<Written<Contact>> {
+    async createContact(input: ContactInput & { id?: string }): Promise<Contact> {
       return allocatingTransaction(sequelize, async (transaction) => {
         await quotas.requireRoom(input.managing_account, { contacts: 1 }, transaction);
         const id = input.id ?? newId('con');
@@ -147,7 +139,7 @@ export function createContactRepository(deps: {
           { type: 'contact.created', payload: { contact }, account: accountOfEvent(contact) },
           transaction,
         );
-        return { resource: contact, messages: [] };
+        return contact;
       });
     },
 
@@ -159,7 +151,7 @@ export function createContactRepository(deps: {
     async updateContact(
       id: string,
       change: (current: Contact) => ContactInput | Promise<ContactInput>,
-    ): Promise<Written<Contact>> {
+    ): Promise<Contact> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lockContact(id, transaction);
         const before = toContact(row.get({ plain: true }));
@@ -177,11 +169,8 @@ export function createContactRepository(deps: {
           { type: 'contact.updated', payload: { contact }, account: accountOfEvent(contact) },
           transaction,
         );
-        const messages = await nudgeOnboarding(
-          [before.consuming_account, contact.consuming_account],
-          transaction,
-        );
-        return { resource: contact, messages };
+        await nudgeOnboarding([before.consuming_account, contact.consuming_account], transaction);
+        return contact;
       });
     },
 
@@ -189,7 +178,7 @@ export function createContactRepository(deps: {
      * Deletes a contact and its role assignments, unless a resource still needs one of them: then
      * nothing changes and the conflicts say what is in the way.
      */
-    async deleteContact(id: string, guard: Guard<Contact>): Promise<Written<Contact>> {
+    async deleteContact(id: string, guard: Guard<Contact>): Promise<Contact> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lockContact(id, transaction);
         const contact = toContact(row.get({ plain: true }));
@@ -218,10 +207,8 @@ export function createContactRepository(deps: {
           },
           transaction,
         );
-        return {
-          resource: contact,
-          messages: await nudgeOnboarding([contact.consuming_account], transaction),
-        };
+        await nudgeOnboarding([contact.consuming_account], transaction);
+        return contact;
       });
     },
 
@@ -232,7 +219,7 @@ export function createContactRepository(deps: {
     async assignRole(
       input: { id?: string; role: string; contact: string },
       guard: Guard<Contact> = () => undefined,
-    ): Promise<Written<RoleAssignment>> {
+    ): Promise<RoleAssignment> {
       return unitOfWork(sequelize, async (transaction) => {
         const contactRow = await models.Contact.findByPk(input.contact, {
           transaction,
@@ -286,7 +273,7 @@ export function createContactRepository(deps: {
     },
 
     /** Takes a role from a contact, unless a resource still needs the contact in that role. */
-    async unassignRole(id: string, guard: Guard<Contact>): Promise<Written<RoleAssignment>> {
+    async unassignRole(id: string, guard: Guard<Contact>): Promise<RoleAssignment> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await models.RoleAssignment.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
         if (!row) throw new NotFoundError(`no role-assignments with id ${id}`);

@@ -9,7 +9,7 @@ import { canTransition, GOING_STATES, RECONSIDER_SIGNAL, transition } from '../.
 import type { StatusEntry } from '../../domain/status';
 import { sqlOf } from '../collection';
 import type { EventRepository } from './event-repository';
-import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { OutboxRepository } from './outbox-repository';
 import { unitOfWork } from '../unit-of-work';
 
 /** The row of a stateful resource, as its lifecycle needs it. */
@@ -102,10 +102,10 @@ export function createLifecycleStore<R>(deps: {
    */
   onGoing?: (id: string, to: State, policy: CancellationPolicy, transaction: Transaction) => Promise<void>;
   /**
-   * Runs when the resource is asked to go, in the same transaction, with the policy it goes by;
-   * answers the messages for the resources that go with it.
+   * Runs when the resource is asked to go, in the same transaction, with the policy it goes by:
+   * the resources that go with it are asked to go too.
    */
-  cascade?: (id: string, policy: CancellationPolicy, transaction: Transaction) => Promise<PendingMessage[]>;
+  cascade?: (id: string, policy: CancellationPolicy, transaction: Transaction) => Promise<void>;
   /**
    * Whether the resource, asked to go while still being provisioned, goes like a live one
    * (`decommission_requested`, decommissioned on its day) rather than staying in its state with
@@ -114,9 +114,9 @@ export function createLifecycleStore<R>(deps: {
   decommissionedUnfinished?: boolean;
   /**
    * Runs whenever the resource is asked to go, last, in the same transaction: what it stood on may
-   * be free to go now. Answers the messages for what goes.
+   * be free to go now.
    */
-  afterAskedToGo?: (id: string, transaction: Transaction) => Promise<PendingMessage[]>;
+  afterAskedToGo?: (id: string, transaction: Transaction) => Promise<void>;
 }) {
   const { sequelize, events, outbox, table } = deps;
   const { select, run } = sqlOf(sequelize);
@@ -145,8 +145,9 @@ export function createLifecycleStore<R>(deps: {
     return row;
   }
 
-  const reconsider = (id: string, transaction: Transaction) =>
-    outbox.enqueue({ workflowId: deps.workflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+  const reconsider = async (id: string, transaction: Transaction): Promise<void> => {
+    await outbox.enqueue({ workflowId: deps.workflowId(id), signal: RECONSIDER_SIGNAL }, transaction);
+  };
 
   /** Asks for the resource to go, within a transaction that locked it already. */
   async function requestCancellationIn(
@@ -154,8 +155,7 @@ export function createLifecycleStore<R>(deps: {
     row: LifecycleRow,
     policy: CancellationPolicy,
     transaction: Transaction,
-  ): Promise<PendingMessage[]> {
-    const messages: PendingMessage[] = [];
+  ): Promise<void> {
     const stateChanged = (to: State, event: LifecycleEvent, extra: Record<string, unknown> = {}) =>
       tell('state_changed', { id, from: row.state, to, event, ...extra }, row, transaction);
     if (row.state === 'decommissioned' || row.state === 'cancelled') {
@@ -186,8 +186,8 @@ export function createLifecycleStore<R>(deps: {
       if (deps.onGoing) await deps.onGoing(id, to, policy, transaction);
       // What the decommission is charged until is the resource's business, not the event's.
       await stateChanged(to, 'request_decommission', { decommission_at: policy.decommission_at });
-      messages.push(await reconsider(id, transaction));
-      if (deps.cascade) messages.push(...(await deps.cascade(id, policy, transaction)));
+      await reconsider(id, transaction);
+      if (deps.cascade) await deps.cascade(id, policy, transaction);
     } else if (
       row.state !== 'decommission_requested' &&
       row.state !== 'archived' &&
@@ -200,11 +200,10 @@ export function createLifecycleStore<R>(deps: {
         transaction,
       );
       await tell('cancellation_requested', { id, state: row.state }, row, transaction);
-      messages.push(await reconsider(id, transaction));
-      if (deps.cascade) messages.push(...(await deps.cascade(id, policy, transaction)));
+      await reconsider(id, transaction);
+      if (deps.cascade) await deps.cascade(id, policy, transaction);
     }
-    if (deps.afterAskedToGo) messages.push(...(await deps.afterAskedToGo(id, transaction)));
-    return messages;
+    if (deps.afterAskedToGo) await deps.afterAskedToGo(id, transaction);
   }
 
   return {
@@ -218,15 +217,12 @@ export function createLifecycleStore<R>(deps: {
      * being provisioned, it is cancelled as soon as its workflow can stop; decommissioned or
      * cancelled, it is archived. Asking again while it is going changes nothing.
      */
-    requestCancellation: async (
-      id: string,
-      policy: CancellationPolicy,
-    ): Promise<{ resource: R; messages: PendingMessage[] }> => {
+    requestCancellation: async (id: string, policy: CancellationPolicy): Promise<R> => {
       // What goes with it is judged by what committed while its locks were awaited.
       return allocatingTransaction(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
-        const messages = await requestCancellationIn(id, row, policy, transaction);
-        return { resource: (await deps.read(id, transaction))!, messages };
+        await requestCancellationIn(id, row, policy, transaction);
+        return (await deps.read(id, transaction))!;
       });
     },
 

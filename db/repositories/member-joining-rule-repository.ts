@@ -18,7 +18,7 @@ import { allocatingTransaction } from '../transactions';
 import { accountSeenBy } from '../visibility';
 import type { EventRepository } from './event-repository';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
-import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { OutboxRepository } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { unitOfWork } from '../unit-of-work';
 
@@ -28,12 +28,6 @@ export type RuleGuard = (rule: MemberJoiningRule, service: JoinableService | und
 /** A rule as IX-API shows it: a deny rule has no capacities. */
 export type MemberJoiningRuleView = Omit<MemberJoiningRule, 'capacity_min' | 'capacity_max'> &
   Partial<Pick<MemberJoiningRule, 'capacity_min' | 'capacity_max'>>;
-
-/** A written rule as shown, and the workflow messages the write put in the outbox (sent once it commits). */
-export interface WrittenRule {
-  rule: MemberJoiningRuleView;
-  messages: PendingMessage[];
-}
 
 type ServiceRow = Omit<JoinableService, 'public' | 'bandwidth_min' | 'bandwidth_max'> & {
   public: number | boolean;
@@ -146,7 +140,7 @@ export function createMemberJoiningRuleRepository(deps: {
     before: MemberJoiningRuleOrder | undefined,
     after: MemberJoiningRuleOrder | undefined,
     transaction: Transaction,
-  ): Promise<PendingMessage[]> {
+  ): Promise<void> {
     const accounts = [before?.consuming_account, after?.consuming_account].filter(
       (account): account is string => account !== undefined,
     );
@@ -165,21 +159,14 @@ export function createMemberJoiningRuleRepository(deps: {
         `live configs of the member rely on its admission: ${effects.conflicts.map((c) => c.remote_resource_id).join(', ')}; decommission them first`,
         effects.conflicts,
       );
-    if (!effects.reconsider.length) return [];
+    if (!effects.reconsider.length) return;
     await run(
       'UPDATE network_service_configs SET revision = revision + 1, updated_at = NOW(3) WHERE id IN (:ids)',
       { ids: effects.reconsider },
       transaction,
     );
-    const messages: PendingMessage[] = [];
     for (const config of effects.reconsider)
-      messages.push(
-        await outbox.enqueue(
-          { workflowId: configWorkflowId(config), signal: RECONSIDER_SIGNAL },
-          transaction,
-        ),
-      );
-    return messages;
+      await outbox.enqueue({ workflowId: configWorkflowId(config), signal: RECONSIDER_SIGNAL }, transaction);
   }
 
   /** Tells the service's consumer (and whoever acts for it) and the member the rule names. */
@@ -235,7 +222,7 @@ export function createMemberJoiningRuleRepository(deps: {
      * Stores a new rule with its event, within the quota of joining rules of its managing account's
      * tree; configs of its member it changes the rate limit of are told.
      */
-    async create(order: MemberJoiningRuleOrder): Promise<WrittenRule> {
+    async create(order: MemberJoiningRuleOrder): Promise<MemberJoiningRuleView> {
       const id = newId('mjr');
       return guardedByIndex(order, id, () =>
         allocatingTransaction(sequelize, async (transaction) => {
@@ -246,7 +233,7 @@ export function createMemberJoiningRuleRepository(deps: {
               { name: 'network_service', reason: `no network service ${order.network_service}` },
             ]);
           await refuseSecondRule(order, id, transaction);
-          const messages = await settleConfigs(service, id, undefined, order, transaction);
+          await settleConfigs(service, id, undefined, order, transaction);
           await run(
             `INSERT INTO member_joining_rules (id, type, network_service, consuming_account, managing_account,
                external_ref, capacity_min, capacity_max, created_at, updated_at)
@@ -257,7 +244,7 @@ export function createMemberJoiningRuleRepository(deps: {
           );
           const rule = (await read(id, transaction))!;
           await tell('created', rule, service, transaction);
-          return { rule, messages };
+          return rule;
         }),
       );
     },
@@ -266,13 +253,17 @@ export function createMemberJoiningRuleRepository(deps: {
      * Replaces a rule's terms with `next` (its service stays) once `allowed` accepts the caller, and
      * settles what that does to the live configs of the accounts it names.
      */
-    async change(id: string, next: MemberJoiningRuleOrder, allowed: RuleGuard): Promise<WrittenRule> {
+    async change(
+      id: string,
+      next: MemberJoiningRuleOrder,
+      allowed: RuleGuard,
+    ): Promise<MemberJoiningRuleView> {
       return guardedByIndex(next, id, () =>
         unitOfWork(sequelize, async (transaction) => {
           const { current, service } = await lockRule(id, allowed, transaction);
           if (next.consuming_account !== current.consuming_account)
             await refuseSecondRule(next, id, transaction);
-          const messages = await settleConfigs(service, id, current, next, transaction);
+          await settleConfigs(service, id, current, next, transaction);
           await run(
             `UPDATE member_joining_rules SET type = :type, consuming_account = :consuming_account,
                managing_account = :managing_account, external_ref = :external_ref, capacity_min = :capacity_min,
@@ -283,20 +274,20 @@ export function createMemberJoiningRuleRepository(deps: {
           );
           const rule = (await read(id, transaction))!;
           await tell('changed', rule, service, transaction);
-          return { rule, messages };
+          return rule;
         }),
       );
     },
 
     /** Removes a rule once `allowed` accepts the caller, unless that strands a live config. */
-    async destroy(id: string, allowed: RuleGuard): Promise<WrittenRule> {
+    async destroy(id: string, allowed: RuleGuard): Promise<MemberJoiningRuleView> {
       return unitOfWork(sequelize, async (transaction) => {
         const { current, service } = await lockRule(id, allowed, transaction);
-        const messages = await settleConfigs(service, id, current, undefined, transaction);
+        await settleConfigs(service, id, current, undefined, transaction);
         const rule = (await read(id, transaction))!;
         await run('DELETE FROM member_joining_rules WHERE id = :id', { id }, transaction);
         await tell('deleted', rule, service, transaction);
-        return { rule, messages };
+        return rule;
       });
     },
   };

@@ -19,7 +19,7 @@ import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore } from './lifecycle-store';
 import { CONFIG_GOING, configWorkflowId } from './network-service-config-repository';
-import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { OutboxRepository, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
 import { unitOfWork } from '../unit-of-work';
@@ -195,9 +195,7 @@ export function createNetworkFeatureConfigRepository(deps: {
      * tells its config's workflow (which may be waiting for it to go live), in one transaction.
      * The order counts against the quota of open orders of its managing account's tree.
      */
-    async create(
-      order: RouteServerConfigOrder,
-    ): Promise<{ featureConfig: NetworkFeatureConfig; messages: Array<PendingStart | PendingMessage> }> {
+    async create(order: RouteServerConfigOrder): Promise<NetworkFeatureConfig> {
       const id = newId('nfc');
       return allocatingTransaction(sequelize, async (transaction) => {
         await quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
@@ -221,12 +219,12 @@ export function createNetworkFeatureConfigRepository(deps: {
           featureConfig,
           transaction,
         );
-        const start = await outbox.enqueue(featureConfigStart(featureConfig), transaction);
-        const wake = await outbox.enqueue(
+        await outbox.enqueue(featureConfigStart(featureConfig), transaction);
+        await outbox.enqueue(
           { workflowId: configWorkflowId(order.network_service_config), signal: RECONSIDER_SIGNAL },
           transaction,
         );
-        return { featureConfig, messages: [start, wake] };
+        return featureConfig;
       });
     },
 
@@ -236,10 +234,7 @@ export function createNetworkFeatureConfigRepository(deps: {
      * Stores a change; what the route server does with the session takes a new revision that the
      * workflow configures (`production_change_pending` in production until then).
      */
-    async change(
-      id: string,
-      next: RouteServerConfigOrder,
-    ): Promise<{ featureConfig: NetworkFeatureConfig; messages: PendingMessage[] }> {
+    async change(id: string, next: RouteServerConfigOrder): Promise<NetworkFeatureConfig> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lifecycle.lock(id, transaction);
         const current = (await read(id, transaction))!;
@@ -275,7 +270,8 @@ export function createNetworkFeatureConfigRepository(deps: {
             featureConfig,
             transaction,
           );
-        return { featureConfig, messages: session ? [await lifecycle.reconsider(id, transaction)] : [] };
+        if (session) await lifecycle.reconsider(id, transaction);
+        return featureConfig;
       });
     },
 
@@ -292,31 +288,19 @@ export function createNetworkFeatureConfigRepository(deps: {
       );
     },
 
-    async requestCancellation(
-      id: string,
-      policy: CancellationPolicy,
-    ): Promise<{ featureConfig: NetworkFeatureConfig; messages: PendingMessage[] }> {
-      const { resource, messages } = await lifecycle.requestCancellation(id, policy);
-      return { featureConfig: resource, messages };
-    },
+    requestCancellation: lifecycle.requestCancellation,
 
     /** Asks every live session of a config to go with it, by the config's policy, in its transaction. */
-    async cascadeFrom(
-      configId: string,
-      policy: CancellationPolicy,
-      transaction: Transaction,
-    ): Promise<PendingMessage[]> {
+    async cascadeFrom(configId: string, policy: CancellationPolicy, transaction: Transaction): Promise<void> {
       const sessions = await select<{ id: string }>(
         'SELECT id FROM network_feature_configs WHERE network_service_config = :configId AND state NOT IN (:gone) ORDER BY id',
         { configId, gone: CONFIG_GOING },
         transaction,
       );
-      const messages: PendingMessage[] = [];
       for (const session of sessions) {
         const row = await lifecycle.lock(session.id, transaction);
-        messages.push(...(await lifecycle.requestCancellationIn(session.id, row, policy, transaction)));
+        await lifecycle.requestCancellationIn(session.id, row, policy, transaction);
       }
-      return messages;
     },
 
     applyLifecycleEvent: lifecycle.applyLifecycleEvent,

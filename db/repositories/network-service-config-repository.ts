@@ -18,7 +18,7 @@ import { createConfigAllocation } from '../allocation/config-resources';
 import { networkServiceConfigs } from '../network-service-configs-collection';
 import { configOrderFacts, macsHeldByOthers } from '../config-order-facts';
 import type { EventRepository } from './event-repository';
-import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { OutboxRepository, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 
 /** A network service config as IX-API shows it: the shared properties and those of its type. */
@@ -113,13 +113,9 @@ export function createNetworkServiceConfigRepository(deps: {
   /** The clock that decides days (billing starts, decommission days that have come). */
   clock: () => Date;
   /** Asks the config's route-server sessions to go with it. */
-  cascade?: (
-    configId: string,
-    policy: CancellationPolicy,
-    transaction: Transaction,
-  ) => Promise<PendingMessage[]>;
+  cascade?: (configId: string, policy: CancellationPolicy, transaction: Transaction) => Promise<void>;
   /** Asks a connection to go once nothing holds it (the connection repository's `releaseWhenLeft`). */
-  releaseConnection: (connectionId: string, transaction: Transaction) => Promise<PendingMessage[]>;
+  releaseConnection: (connectionId: string, transaction: Transaction) => Promise<void>;
 }) {
   const { sequelize, events, outbox } = deps;
   const { select, run } = sqlOf(sequelize);
@@ -159,7 +155,7 @@ export function createNetworkServiceConfigRepository(deps: {
         { id },
         transaction,
       );
-      return config ? deps.releaseConnection(config.connection, transaction) : [];
+      if (config) await deps.releaseConnection(config.connection, transaction);
     },
   });
   const { lock, tell, reconsider } = lifecycle;
@@ -257,10 +253,7 @@ export function createNetworkServiceConfigRepository(deps: {
      * allocated, its event and the outbox row that starts its provisioning, in one transaction.
      * The order counts against the quota of open orders of its managing account's tree.
      */
-    async create(
-      order: ConfigOrder,
-      options: { quarantineSeconds: number },
-    ): Promise<{ config: NetworkServiceConfig; start: PendingStart }> {
+    async create(order: ConfigOrder, options: { quarantineSeconds: number }): Promise<NetworkServiceConfig> {
       const id = newId('nsc');
       return allocatingTransaction(sequelize, async (transaction) => {
         await deps.quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
@@ -290,8 +283,8 @@ export function createNetworkServiceConfigRepository(deps: {
           await allocateAddresses({ ...order, id }, options.quarantineSeconds, transaction);
         const config = (await read(id, transaction))!;
         await tell('created', { network_service_config: config }, config, transaction);
-        const start = await outbox.enqueue(configProvisioningStart(config), transaction);
-        return { config, start };
+        await outbox.enqueue(configProvisioningStart(config), transaction);
+        return config;
       });
     },
 
@@ -302,14 +295,10 @@ export function createNetworkServiceConfigRepository(deps: {
      * provider VLAN) takes a new revision that the workflow configures; in production the config
      * shows `production_change_pending` until then. The rest takes effect at once.
      */
-    async change(
-      id: string,
-      next: ConfigOrder,
-    ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
+    async change(id: string, next: ConfigOrder): Promise<NetworkServiceConfig> {
       return allocatingTransaction(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const current = asOrder((await read(id, transaction))!);
-        const messages: PendingMessage[] = [];
         const tagging = await tagsOn(current.connection, taggingOf(next.vlan_config), id, transaction);
         // What the rules between the service's configs look at: checked with the service held.
         if (
@@ -360,8 +349,8 @@ export function createNetworkServiceConfigRepository(deps: {
             config,
             transaction,
           );
-        if (device) messages.push(await reconsider(id, transaction));
-        return { config, messages };
+        if (device) await reconsider(id, transaction);
+        return config;
       });
     },
 
@@ -392,13 +381,7 @@ export function createNetworkServiceConfigRepository(deps: {
      * Asks for the config to go (its route-server sessions with it): decommissioned on the policy's
      * day in production, cancelled while provisioning, archived once gone.
      */
-    async requestCancellation(
-      id: string,
-      policy: CancellationPolicy,
-    ): Promise<{ config: NetworkServiceConfig; messages: PendingMessage[] }> {
-      const { resource, messages } = await lifecycle.requestCancellation(id, policy);
-      return { config: resource, messages };
-    },
+    requestCancellation: lifecycle.requestCancellation,
 
     /**
      * Asks every live config of a service to go with it, by the service's policy, within the
@@ -408,18 +391,16 @@ export function createNetworkServiceConfigRepository(deps: {
       serviceId: string,
       policy: CancellationPolicy,
       transaction: Transaction,
-    ): Promise<PendingMessage[]> {
+    ): Promise<void> {
       const configs = await select<{ id: string }>(
         'SELECT id FROM network_service_configs WHERE network_service = :serviceId AND state NOT IN (:gone) ORDER BY id',
         { serviceId, gone: CONFIG_GOING },
         transaction,
       );
-      const messages: PendingMessage[] = [];
       for (const config of configs) {
         const row = await lock(config.id, transaction);
-        messages.push(...(await lifecycle.requestCancellationIn(config.id, row, policy, transaction)));
+        await lifecycle.requestCancellationIn(config.id, row, policy, transaction);
       }
-      return messages;
     },
 
     /** Moves a config along the lifecycle; decommissioned or cancelled, its tags and addresses go back. */

@@ -22,7 +22,7 @@ import type { EventRepository } from './event-repository';
 import type { AgendaRow, StoredAgenda, TermsRow } from './lifecycle-store';
 import { agendaColumns, agendaOf, createLifecycleStore, termsColumns, termsOf } from './lifecycle-store';
 import { configWorkflowId, serviceWorkflowId } from './network-service-config-repository';
-import type { OutboxRepository, PendingMessage, PendingStart, WorkflowStart } from './outbox-repository';
+import type { OutboxRepository, WorkflowStart } from './outbox-repository';
 import type { QuotaGuard } from './quota-guard';
 import { allocatingTransaction } from '../transactions';
 import { ENDED_STATES, RECONSIDER_SIGNAL } from '../../domain/states';
@@ -94,11 +94,7 @@ export function createNetworkServiceRepository(deps: {
   /** The clock that decides days (billing starts, decommission days that have come). */
   clock: () => Date;
   /** Asks the service's configs (and their sessions) to go with it. */
-  cascade?: (
-    serviceId: string,
-    policy: CancellationPolicy,
-    transaction: Transaction,
-  ) => Promise<PendingMessage[]>;
+  cascade?: (serviceId: string, policy: CancellationPolicy, transaction: Transaction) => Promise<void>;
 }) {
   const { sequelize, events, outbox } = deps;
   const { select, run } = sqlOf(sequelize);
@@ -159,28 +155,24 @@ export function createNetworkServiceRepository(deps: {
     });
 
   /** Configs of a service whose capacity follows the service's: their devices apply it again. */
-  async function reconfigureConfigs(serviceId: string, transaction: Transaction): Promise<PendingMessage[]> {
+  async function reconfigureConfigs(serviceId: string, transaction: Transaction): Promise<void> {
     const configs = await select<{ id: string }>(
       `SELECT id FROM network_service_configs WHERE network_service = :serviceId AND state NOT IN (:going)
        ORDER BY id FOR UPDATE`,
       { serviceId, going: SERVICE_GOING },
       transaction,
     );
-    if (!configs.length) return [];
+    if (!configs.length) return;
     await run(
       `UPDATE network_service_configs SET revision = revision + 1, updated_at = NOW(3) WHERE id IN (:ids)`,
       { ids: configs.map((c) => c.id) },
       transaction,
     );
-    const messages: PendingMessage[] = [];
     for (const config of configs)
-      messages.push(
-        await outbox.enqueue(
-          { workflowId: configWorkflowId(config.id), signal: RECONSIDER_SIGNAL },
-          transaction,
-        ),
+      await outbox.enqueue(
+        { workflowId: configWorkflowId(config.id), signal: RECONSIDER_SIGNAL },
+        transaction,
       );
-    return messages;
   }
 
   const storedRow = async (id: string, transaction: Transaction) =>
@@ -263,7 +255,7 @@ export function createNetworkServiceRepository(deps: {
      * Stores a new service with its event and the outbox row that starts its workflow; the order
      * counts against the quota of open orders of its managing account's tree.
      */
-    async create(order: ServiceOrder): Promise<{ service: NetworkService; start: PendingStart }> {
+    async create(order: ServiceOrder): Promise<NetworkService> {
       const id = newId('ns');
       return allocatingTransaction(sequelize, async (transaction) => {
         await deps.quotas.requireRoom(order.managing_account, { open_orders: 1 }, transaction);
@@ -289,8 +281,8 @@ export function createNetworkServiceRepository(deps: {
         );
         const service = (await read(id, transaction))!;
         await tell('created', { network_service: service }, shaped, transaction);
-        const start = await outbox.enqueue(serviceProvisioningStart(service), transaction);
-        return { service, start };
+        await outbox.enqueue(serviceProvisioningStart(service), transaction);
+        return service;
       });
     },
 
@@ -300,16 +292,12 @@ export function createNetworkServiceRepository(deps: {
      * devices apply the new rate limit; an open change request is accepted by applying what it
      * asks. The rest takes effect at once.
      */
-    async change(
-      id: string,
-      next: ServiceOrder,
-    ): Promise<{ service: NetworkService; messages: PendingMessage[] }> {
+    async change(id: string, next: ServiceOrder): Promise<NetworkService> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const stored = await storedRow(id, transaction);
         const current = orderOfRow(stored);
         const shaped = shapedOrder(next);
-        const messages: PendingMessage[] = [];
         const bandwidthChanged =
           shaped.capacity !== current.capacity || shaped.product_offering !== current.product_offering;
         const request = changeRequestOfRow(stored);
@@ -362,10 +350,10 @@ export function createNetworkServiceRepository(deps: {
             transaction,
           );
         if (bandwidthChanged) {
-          messages.push(...(await reconfigureConfigs(id, transaction)));
-          messages.push(await reconsider(id, transaction));
+          await reconfigureConfigs(id, transaction);
+          await reconsider(id, transaction);
         }
-        return { service, messages };
+        return service;
       });
     },
 
@@ -382,10 +370,7 @@ export function createNetworkServiceRepository(deps: {
      * Opens the B side's change request: the circuit waits in `production_change_pending` until the
      * A side applies it or either side withdraws it. Only one is open at a time.
      */
-    async openChangeRequest(
-      id: string,
-      request: ChangeRequest,
-    ): Promise<{ request: ChangeRequest; messages: PendingMessage[] }> {
+    async openChangeRequest(id: string, request: ChangeRequest): Promise<ChangeRequest> {
       return unitOfWork(sequelize, async (transaction) => {
         const row = await lock(id, transaction);
         const stored = await storedRow(id, transaction);
@@ -419,15 +404,13 @@ export function createNetworkServiceRepository(deps: {
           partiesOf(stored),
           transaction,
         );
-        return { request, messages: [await reconsider(id, transaction)] };
+        await reconsider(id, transaction);
+        return request;
       });
     },
 
     /** Withdraws (B side) or rejects (A side) the open change request; the circuit stays as it is. */
-    async closeChangeRequest(
-      id: string,
-      how: 'withdrawn' | 'rejected',
-    ): Promise<{ request: ChangeRequest; messages: PendingMessage[] } | undefined> {
+    async closeChangeRequest(id: string, how: 'withdrawn' | 'rejected'): Promise<ChangeRequest | undefined> {
       return unitOfWork(sequelize, async (transaction) => {
         await lock(id, transaction);
         const stored = await storedRow(id, transaction);
@@ -440,7 +423,8 @@ export function createNetworkServiceRepository(deps: {
           transaction,
         );
         await tell(`change_request_${how}`, { id, change_request: request }, partiesOf(stored), transaction);
-        return { request, messages: [await reconsider(id, transaction)] };
+        await reconsider(id, transaction);
+        return request;
       });
     },
 
@@ -464,13 +448,7 @@ export function createNetworkServiceRepository(deps: {
      * Asks for the service to go with its configs and their sessions: decommissioned on the
      * policy's day in production, cancelled while provisioning, archived once gone.
      */
-    async requestCancellation(
-      id: string,
-      policy: CancellationPolicy,
-    ): Promise<{ service: NetworkService; messages: PendingMessage[] }> {
-      const { resource, messages } = await lifecycle.requestCancellation(id, policy);
-      return { service: resource, messages };
-    },
+    requestCancellation: lifecycle.requestCancellation,
 
     applyLifecycleEvent: lifecycle.applyLifecycleEvent,
     recordStatus: lifecycle.recordStatus,

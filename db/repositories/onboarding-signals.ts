@@ -2,7 +2,7 @@ import type { Transaction } from 'sequelize';
 import { Op } from 'sequelize';
 import { ACCOUNT_CHANGED_SIGNAL, onboardingWorkflowId } from '../../domain/onboarding';
 import type { Models } from '../models';
-import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { OutboxRepository } from './outbox-repository';
 
 /**
  * Queues, inside the caller's transaction, a signal for the on-boarding workflow of each account
@@ -13,16 +13,14 @@ export async function signalWaitingOnboarding(
   deps: { models: Models; outbox: OutboxRepository },
   accountIds: readonly string[],
   transaction: Transaction,
-): Promise<PendingMessage[]> {
+): Promise<void> {
   const waiting = await deps.models.Account.findAll({
     attributes: ['id'],
     where: { id: { [Op.in]: [...new Set(accountIds)] }, state: 'requested' },
     transaction,
   });
-  const messages: PendingMessage[] = [];
   for (const account of waiting) {
     const workflowId = onboardingWorkflowId(account.get({ plain: true }).id);
-    messages.push(await deps.outbox.enqueue({ workflowId, signal: ACCOUNT_CHANGED_SIGNAL }, transaction));
+    await deps.outbox.enqueue({ workflowId, signal: ACCOUNT_CHANGED_SIGNAL }, transaction);
   }
-  return messages;
 }

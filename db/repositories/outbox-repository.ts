@@ -14,7 +14,7 @@ export interface WorkflowSignal {
 
 export type OutboxMessage = WorkflowStart | WorkflowSignal;
 
-export type PendingMessage<M extends OutboxMessage = OutboxMessage> = M & {
+export type PendingMessage = OutboxMessage & {
   id: number;
   attempts: number;
   /** The W3C trace context of the request that wrote it, for its delivery to join; null if none. */
@@ -27,9 +27,6 @@ function activeTraceContext(): Record<string, string> | null {
   propagation.inject(context.active(), carrier);
   return carrier.traceparent ? carrier : null;
 }
-
-/** An undelivered workflow start. */
-export type PendingStart = PendingMessage<WorkflowStart>;
 
 export function isSignal(message: OutboxMessage): message is WorkflowSignal {
   return 'signal' in message;
@@ -65,8 +62,6 @@ export function createOutboxRepository({ models }: { models: Models }) {
     };
   };
 
-  async function enqueue(message: WorkflowStart, transaction: Transaction): Promise<PendingStart>;
-  async function enqueue(message: WorkflowSignal, transaction: Transaction): Promise<PendingMessage>;
   async function enqueue(message: OutboxMessage, transaction: Transaction): Promise<PendingMessage> {
     const row = await models.Outbox.create(
       isSignal(message)

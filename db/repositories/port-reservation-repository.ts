@@ -6,7 +6,7 @@ import { GOING_STATES, isGoing, isLive, transition } from '../../domain/states';
 import type { StatusEntry } from '../../domain/status';
 import type { ConnectionRepository } from './connection-repository';
 import type { EventRepository } from './event-repository';
-import type { OutboxRepository, PendingMessage } from './outbox-repository';
+import type { OutboxRepository } from './outbox-repository';
 import type { PortAllocation } from '../allocation/ports';
 import type { QuotaGuard } from './quota-guard';
 import { createConnectionStore } from './connection-store';
@@ -73,9 +73,9 @@ export function createPortReservationRepository(deps: {
     row: Parameters<typeof cancelConnection>[1],
     policy: CancellationPolicy,
     transaction: Transaction,
-  ): Promise<PendingMessage[]> {
+  ): Promise<void> {
     try {
-      return await cancelConnection(connection, row, policy, transaction);
+      await cancelConnection(connection, row, policy, transaction);
     } catch (error) {
       if (!(error instanceof UnableToFulfillError)) throw error;
       throw new UnableToFulfillError(
@@ -119,10 +119,7 @@ export function createPortReservationRepository(deps: {
      * the quotas of the connection's managing account's tree, checked before the connection is
      * locked (every order takes the tree's lock first).
      */
-    async reserve(
-      input: NewReservation,
-      speed: number,
-    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
+    async reserve(input: NewReservation, speed: number): Promise<PortReservation> {
       return portAllocation.transaction(async (transaction) => {
         const [owner] = await select<{ managing_account: string }>(
           'SELECT managing_account FROM connections WHERE id = :id',
@@ -175,7 +172,8 @@ export function createPortReservationRepository(deps: {
           },
           transaction,
         );
-        return { reservation, messages: [await reconsider(input.connection, transaction)] };
+        await reconsider(input.connection, transaction);
+        return reservation;
       });
     },
 
@@ -215,11 +213,10 @@ export function createPortReservationRepository(deps: {
       id: string,
       policy: CancellationPolicy,
       whole: (connection: string) => Promise<CancellationPolicy>,
-    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
+    ): Promise<PortReservation> {
       // Whether configs stand on the connection is judged by what committed while its lock was awaited.
       return allocatingTransaction(sequelize, async (transaction) => {
         const { reservation, row } = await lockReservation(id, transaction);
-        const messages: PendingMessage[] = [];
         const moveTo = async (to: State, extra = '', by: CancellationPolicy = policy) => {
           await sequelize.query(
             `UPDATE port_reservations SET state = :to${extra}, updated_at = NOW(3) WHERE id = :id`,
@@ -256,10 +253,7 @@ export function createPortReservationRepository(deps: {
               ', decommission_at = :decommission_at, charged_until = :charged_until',
               policyOfConnection,
             );
-          else
-            messages.push(
-              ...(await takeConnection(id, reservation.connection, row, policyOfConnection, transaction)),
-            );
+          else await takeConnection(id, reservation.connection, row, policyOfConnection, transaction);
         } else if (reservation.state === 'production') {
           if (row.state !== 'production')
             throw new UnableToFulfillError(
@@ -270,15 +264,14 @@ export function createPortReservationRepository(deps: {
             transition('production', 'request_decommission'),
             ', decommission_at = :decommission_at, charged_until = :charged_until',
           );
-          messages.push(await reconsider(reservation.connection, transaction));
+          await reconsider(reservation.connection, transaction);
         } else {
           throw new UnableToFulfillError(
             'id',
             `the reservation is ${reservation.state}; it can be given back once its port is in production`,
           );
         }
-        const updated = (await readReservation(id, transaction))!;
-        return { reservation: updated, messages };
+        return (await readReservation(id, transaction))!;
       });
     },
 
@@ -304,10 +297,7 @@ export function createPortReservationRepository(deps: {
       return row?.loa ?? null;
     },
 
-    async storeLoa(
-      id: string,
-      document: Buffer,
-    ): Promise<{ reservation: PortReservation; messages: PendingMessage[] }> {
+    async storeLoa(id: string, document: Buffer): Promise<PortReservation> {
       return unitOfWork(sequelize, async (transaction) => {
         const { reservation, row } = await lockReservation(id, transaction);
         await sequelize.query(
@@ -326,10 +316,9 @@ export function createPortReservationRepository(deps: {
           },
           transaction,
         );
-        return {
-          reservation: (await readReservation(id, transaction))!,
-          messages: [await reconsider(reservation.connection, transaction)],
-        };
+        const stored = (await readReservation(id, transaction))!;
+        await reconsider(reservation.connection, transaction);
+        return stored;
       });
     },
   };

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { openDatabase } from '../../db';
+import type { PendingMessage } from '../../db/repositories/outbox-repository';
 import { RESOURCE_STATE } from '../../domain/search-attributes';
+import { workflowIdOf } from '../../domain/workflow-ids';
 import { accountChangedSignal } from '../../workflows';
 import { recordHistory } from '../support/histories';
+import { outboxRowOf, startDelivered } from '../support/outbox';
 import { stack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -16,13 +19,11 @@ describe('account on-boarding workflow', function () {
   this.timeout(120_000);
   it('keeps a new account requested, says what is missing, and moves it to production once it is there', async () => {
     const { db, temporal } = stack();
-    const { account, start } = await db.accounts.create(newMember('Elbe Networks'));
+    const account = await db.accounts.create(newMember('Elbe Networks'));
     assert.equal(account.state, 'requested');
-    assert.equal(start.workflowId, `ixapi:account:${account.id}`);
+    const workflowId = workflowIdOf('account', account.id);
     // The outbox sends the start once the account has committed.
-    await eventually('the start to be delivered', async () =>
-      (await db.outbox.isDelivered(start.id)) ? true : undefined,
-    );
+    await startDelivered(workflowId);
 
     const waiting = await eventually(
       'the status to name the missing legal contact',
@@ -38,7 +39,7 @@ describe('account on-boarding workflow', function () {
       [['contact_role_missing', 'legal']],
     );
 
-    const { resource: contact } = await db.contacts.createContact({
+    const contact = await db.contacts.createContact({
       managing_account: account.id,
       consuming_account: account.id,
       external_ref: null,
@@ -47,11 +48,11 @@ describe('account on-boarding workflow', function () {
       telephone: '+4940123456',
     });
     await db.contacts.assignRole({ role: 'role-legal', contact: contact.id });
-    const handle = temporal.client.workflow.getHandle(start.workflowId);
+    const handle = temporal.client.workflow.getHandle(workflowId);
     await handle.signal(accountChangedSignal);
 
     assert.equal(await handle.result(), 'production');
-    await recordHistory('onboardAccount', 'production', start.workflowId);
+    await recordHistory('onboardAccount', 'production', workflowId);
     const done = await db.accounts.findById(account.id);
     assert.equal(done?.state, 'production');
     assert.deepEqual(done?.status, []);
@@ -73,43 +74,45 @@ describe('account on-boarding workflow', function () {
 
   it('ends on-boarding with the account deleted while it waits', async () => {
     const { db, temporal } = stack();
-    const { account, start } = await db.accounts.create(newMember('Trave Carrier'));
+    const account = await db.accounts.create(newMember('Trave Carrier'));
+    const workflowId = workflowIdOf('account', account.id);
     // The outbox sends the start once the account has committed.
-    await eventually('the start to be delivered', async () =>
-      (await db.outbox.isDelivered(start.id)) ? true : undefined,
-    );
+    await startDelivered(workflowId);
     await eventually('the status to name what is missing', async () =>
       (await db.accounts.findById(account.id))?.status.length ? true : undefined,
     );
     await db.accounts.remove(account.id, () => undefined);
-    const handle = temporal.client.workflow.getHandle(start.workflowId);
+    const handle = temporal.client.workflow.getHandle(workflowId);
     assert.equal(await handle.result(), 'deleted');
-    await recordHistory('onboardAccount', 'cancel-before-production', start.workflowId);
+    await recordHistory('onboardAccount', 'cancel-before-production', workflowId);
     assert.equal(await db.accounts.findById(account.id), null);
   });
 
   it('starts the workflow through the outbox relay when the first start did not happen', async () => {
-    const { db, temporal, config } = stack();
+    const { temporal, config } = stack();
     // Written through a handle of its own, which sends nothing: as if the process had died right
     // after the commit.
     const crashed = openDatabase({ url: config.databaseUrl, apiSecretHashKey: config.apiSecretHashKey });
-    const { account, start } = await crashed.accounts
-      .create(newMember('Alster Transit'))
-      .finally(() => crashed.close());
-    assert.equal(await db.outbox.isDelivered(start.id), false);
-    await eventually('the relay to deliver the start', async () =>
-      (await db.outbox.isDelivered(start.id)) ? true : undefined,
-    );
-    const description = await temporal.client.workflow.getHandle(`ixapi:account:${account.id}`).describe();
+    const account = await crashed.accounts.create(newMember('Alster Transit')).finally(() => crashed.close());
+    const workflowId = workflowIdOf('account', account.id);
+    assert.equal((await outboxRowOf(workflowId)).delivered, 0);
+    await startDelivered(workflowId, 'the relay to deliver the start');
+    const description = await temporal.client.workflow.getHandle(workflowId).describe();
     assert.equal(description.type, 'onboardAccount');
   });
 
   it('treats a second start of the same workflow as delivered', async () => {
     const { db, api } = stack();
-    const { start } = await db.accounts.create(newMember('Binnen Hosting'));
-    await eventually('the start to be delivered', async () =>
-      (await db.outbox.isDelivered(start.id)) ? true : undefined,
-    );
+    // The start as the outbox hands it on at commit, kept on its way to the API's sender.
+    const sent: PendingMessage[] = [];
+    const stopKeeping = db.outbox.sendCommittedWith((message) => {
+      sent.push(message);
+      api.starter.sendSoon(message);
+    });
+    const account = await db.accounts.create(newMember('Binnen Hosting')).finally(stopKeeping);
+    const start = sent.find((message) => message.workflowId === workflowIdOf('account', account.id));
+    assert.ok(start, 'the outbox hands on the start at commit');
+    await startDelivered(start.workflowId);
     assert.equal(await api.starter.deliver(start), true);
   });
 });

@@ -400,7 +400,7 @@ describe('who decides who joins a service, as each identity', function () {
 
   /** A rule on the world's service admitting a fresh outside member, managed (on paper) by `manager`. */
   async function ruleManagedBy(manager: AccountIdentity): Promise<string> {
-    const { rule } = await stack().db.memberJoiningRules.create({
+    const rule = await stack().db.memberJoiningRules.create({
       type: 'allow',
       network_service: service,
       consuming_account: await outsideMember(),

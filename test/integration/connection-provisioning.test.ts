@@ -36,7 +36,7 @@ async function place(extra: Partial<NewConnection> = {}): Promise<Connection> {
   const { db } = stack();
   const input = order(extra);
   const offering = (await db.connections.offering(input.product_offering))!;
-  return (await db.connections.create(input, offering)).connection;
+  return db.connections.create(input, offering);
 }
 
 const stateOf = async (id: string) => (await stack().db.connections.findById(id))!;
@@ -121,8 +121,7 @@ describe('connection provisioning', function () {
 
   it('hands a connection with bad optics to an operator, and goes live once retested', async () => {
     const offering = (await stack().db.connections.offering('po-connection-ham-10g'))!;
-    const placed = (await stack().db.connections.create(order({ product_offering: offering.id }), offering))
-      .connection;
+    const placed = await stack().db.connections.create(order({ product_offering: offering.id }), offering);
     // Injected long before the workflow (started by the relay) tests the port after the cross-connect.
     await dimOpticsOnce(placed.id);
     const stuck = await reaches(placed.id, 'operator');

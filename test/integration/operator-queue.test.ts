@@ -37,7 +37,7 @@ async function place(extra: Partial<NewConnection>): Promise<Connection> {
   const { db } = stack();
   const input = order(extra);
   const offering = (await db.connections.offering(input.product_offering))!;
-  return (await db.connections.create(input, offering)).connection;
+  return db.connections.create(input, offering);
 }
 
 const lab = () => new LabDriver(stack().db.sequelize);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { QueryTypes } from 'sequelize';
 import type { ApiService } from '../../api/server';
 import { orderConnection } from '../support/exchange-lan';
 import { login, request } from '../support/http';
-import { stack, startSecondApi } from '../support/stack';
+import { outboxRowOf, startDelivered } from '../support/outbox';
+import { startSecondApi } from '../support/stack';
 import { eventually } from '../support/wait';
 
 /** A Temporal frontend that takes connections and never answers: Temporal far away or hung. */
@@ -25,23 +25,6 @@ async function silentTemporal() {
       }),
   };
 }
-
-interface OutboxRow {
-  attempts: number;
-  delivered: number;
-  held: number;
-  last_error: string | null;
-}
-
-const outboxRowOf = async (workflowId: string): Promise<OutboxRow> => {
-  const [row] = await stack().db.sequelize.query<OutboxRow>(
-    `SELECT attempts, delivered_at IS NOT NULL AS delivered, claimed_until IS NOT NULL AS held, last_error
-       FROM workflow_outbox WHERE workflow_id = :workflowId AND signal_name IS NULL`,
-    { replacements: { workflowId }, type: QueryTypes.SELECT },
-  );
-  assert.ok(row, `an outbox row starts ${workflowId}`);
-  return { ...row, attempts: Number(row.attempts), delivered: Number(row.delivered), held: Number(row.held) };
-};
 
 /**
  * An order is answered once it has committed: the workflow start it decided goes out after the
@@ -73,9 +56,7 @@ describe('orders answered at commit', function () {
     // stack's), the order is provisioned.
     await api!.stop();
     api = undefined;
-    await eventually('the start to be delivered', async () =>
-      (await outboxRowOf(workflowId)).delivered ? true : undefined,
-    );
+    await startDelivered(workflowId);
     await eventually('the connection to leave requested', async () => {
       const { body } = await request('GET', `/connections/${id}`, { token });
       return body.state !== 'requested' ? true : undefined;

@@ -79,7 +79,7 @@ describe('references to what the caller cannot see', function () {
 
     const thames = { managing_account: THAMES, consuming_account: THAMES, billing_account: THAMES };
     const offering = (await db.connections.offering('po-connection-fra-10g'))!;
-    const { connection } = await db.connections.create(
+    const connection = await db.connections.create(
       {
         ...thames,
         role_assignments: [],
@@ -106,7 +106,7 @@ describe('references to what the caller cannot see', function () {
         valid_not_after: null,
       })
     ).id;
-    const { service } = await db.networkServices.create({
+    const service = await db.networkServices.create({
       ...thames,
       type: 'mp2mp_vc',
       product_offering: 'po-mp2mp-vc-fra',
@@ -120,7 +120,7 @@ describe('references to what the caller cannot see', function () {
       cloud_key: null,
     });
     theirs.service = service.id;
-    const { config } = await db.networkServiceConfigs.create(
+    const config = await db.networkServiceConfigs.create(
       {
         ...configOrder(connection.id, { ...thames, role_assignments: [] }),
         type: 'exchange_lan',

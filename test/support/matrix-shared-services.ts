@@ -74,7 +74,7 @@ export const SHARED_SERVICE_FIXTURES: MatrixFixture[] = [
     async setup(world) {
       const external = canary('public-service-ref');
       const order = canary('public-service-po');
-      const { service } = await stack().db.networkServices.create({
+      const service = await stack().db.networkServices.create({
         ...matrixService(world),
         public: true,
         external_ref: external,
@@ -93,7 +93,7 @@ export const SHARED_SERVICE_FIXTURES: MatrixFixture[] = [
     async setup(world) {
       const external = canary('circuit-ref');
       const order = canary('circuit-po');
-      const { service } = await stack().db.networkServices.create({
+      const service = await stack().db.networkServices.create({
         ...matrixService(world),
         type: 'p2p_vc',
         product_offering: 'po-p2p-vc-ham',

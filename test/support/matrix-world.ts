@@ -148,7 +148,7 @@ export function actsFor(world: World, identity: AccountIdentity, accountId: stri
 export async function contactOf(world: World) {
   const external = canary('contact-ref');
   const name = canary('contact-name');
-  const { resource } = await stack().db.contacts.createContact({
+  const contact = await stack().db.contacts.createContact({
     managing_account: world.accounts.owner,
     consuming_account: world.accounts['sub-account'],
     external_ref: external,
@@ -156,7 +156,7 @@ export async function contactOf(world: World) {
     email: `${canary('mail')}@matrix.example`,
     telephone: '+31201234567',
   });
-  return { contact: resource, canaries: [external, name, resource.email!] };
+  return { contact, canaries: [external, name, contact.email!] };
 }
 
 /** An account managed by the owner, discoverable or not, with sensitive values to watch for. */
@@ -212,7 +212,7 @@ export const MATRIX_CONNECTION_OFFERING = 'po-connection-ham-10g';
 async function matrixConnection(world: World) {
   const { db } = stack();
   const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
-  const { connection } = await db.connections.create(
+  return db.connections.create(
     {
       managing_account: world.accounts.owner,
       consuming_account: world.accounts['sub-account'],
@@ -230,7 +230,6 @@ async function matrixConnection(world: World) {
     },
     offering,
   );
-  return connection;
 }
 
 /** One connection per world carries every config of the matrix (each on a VLAN of its own). */
@@ -252,7 +251,7 @@ export async function ownerReadyToOrder(world: World, roles: readonly string[]):
   const { contact } = await contactOf(world);
   const assignments = [];
   for (const role of roles)
-    assignments.push((await stack().db.contacts.assignRole({ role, contact: contact.id })).resource.id);
+    assignments.push((await stack().db.contacts.assignRole({ role, contact: contact.id })).id);
   return assignments;
 }
 
@@ -265,7 +264,7 @@ export async function matrixConfig(
   refs: { external_ref: string | null; purchase_order: string } = { external_ref: null, purchase_order: '' },
 ): Promise<{ config: string; v4: string }> {
   const { db } = stack();
-  const { config } = await db.networkServiceConfigs.create(
+  const config = await db.networkServiceConfigs.create(
     {
       type: 'exchange_lan',
       network_service: MATRIX_EXCHANGE_LAN,
@@ -344,7 +343,7 @@ function multipointServiceOf(world: World): Promise<string> {
   if (!service) {
     service = stack()
       .db.networkServices.create(matrixService(world))
-      .then(({ service: created }) => created.id);
+      .then((created) => created.id);
     multipoints.set(world, service);
   }
   return service;

@@ -91,7 +91,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       async setup(world) {
         const external = canary('service-ref');
         const order = canary('service-po');
-        const { service } = await stack().db.networkServices.create({
+        const service = await stack().db.networkServices.create({
           ...matrixService(world),
           external_ref: external,
           purchase_order: order,
@@ -150,8 +150,8 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     kind: 'subject',
     async setup(world) {
       const { contact, canaries } = await contactOf(world);
-      const { resource } = await stack().db.contacts.assignRole({ role: 'role-noc', contact: contact.id });
-      return { id: resource.id, access: owned(world, 'owner', 'sub-account'), canaries };
+      const assignment = await stack().db.contacts.assignRole({ role: 'role-noc', contact: contact.id });
+      return { id: assignment.id, access: owned(world, 'owner', 'sub-account'), canaries };
     },
     async createBody(world) {
       const { contact } = await contactOf(world);
@@ -165,7 +165,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
       const external = canary('connection-ref');
       const order = canary('connection-po');
-      const { connection } = await db.connections.create(
+      const connection = await db.connections.create(
         {
           managing_account: world.accounts.owner,
           consuming_account: world.accounts['sub-account'],
@@ -207,7 +207,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       const { db } = stack();
       const offering = (await db.connections.offering(MATRIX_CONNECTION_OFFERING))!;
       const external = canary('reservation-ref');
-      const { connection } = await db.connections.create(
+      const connection = await db.connections.create(
         {
           managing_account: world.accounts.owner,
           consuming_account: world.accounts['sub-account'],
@@ -299,7 +299,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       async setup(world) {
         const external = canary('vc-config-ref');
         const order = canary('vc-config-po');
-        const { config } = await stack().db.networkServiceConfigs.create(
+        const config = await stack().db.networkServiceConfigs.create(
           {
             ...absentConfigOrder('mp2mp_vc'),
             ...(await matrixMultipointConfig(world)),
@@ -323,7 +323,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
       const external = canary('session-ref');
       const password = canary('session-password');
       const { config, v4 } = await matrixConfig(world);
-      const { featureConfig } = await stack().db.networkFeatureConfigs.create({
+      const featureConfig = await stack().db.networkFeatureConfigs.create({
         ...matrixSession(world, config, v4),
         external_ref: external,
         password,
@@ -348,7 +348,7 @@ export const MATRIX_FIXTURES: Record<string, MatrixFixture | MatrixFixture[]> = 
     async setup(world) {
       const external = canary('rule-ref');
       const member = await outsideMember();
-      const { rule } = await stack().db.memberJoiningRules.create({
+      const rule = await stack().db.memberJoiningRules.create({
         type: 'allow',
         network_service: await multipointOf(world),
         consuming_account: member,

@@ -181,14 +181,26 @@ export function describeChangingConfigs(scope: VirtualCircuitConfigs): void {
     );
 
     const { db } = stack();
-    const messages = await db.sequelize.transaction((transaction) =>
+    const [{ last }] = await sql<{ last: number | string | null }>(
+      'SELECT MAX(id) AS last FROM workflow_outbox',
+    );
+    await db.sequelize.transaction((transaction) =>
       db.networkServiceConfigs.cascadeFromService(
         shared,
         { decommission_at: '2099-01-01', charged_until: '2099-01-01' },
         transaction,
       ),
     );
-    assert.equal(messages.length, 2, 'one reconsideration for each live config');
+    const told = await sql<{ workflow_id: string }>(
+      `SELECT workflow_id FROM workflow_outbox WHERE id > :last AND signal_name IS NOT NULL
+         AND workflow_id IN (:configs) ORDER BY workflow_id`,
+      { last: Number(last ?? 0), configs: [own, member, early].map((config) => configWorkflowId(config.id)) },
+    );
+    assert.deepEqual(
+      told.map((row) => row.workflow_id),
+      [own, member].map((config) => configWorkflowId(config.id)).sort(),
+      'one reconsideration for each live config',
+    );
     for (const [token, config] of [
       [spree, own],
       [thames, member],
