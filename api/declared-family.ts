@@ -1,9 +1,9 @@
 import type { DeclaredResource } from '../db/declared-store';
-import { createDeclaredStore, declaredCollection } from '../db/declared-store';
+import { declaredCollection } from '../db/declared-store';
 import { ownedScope } from '../db/scope';
 import { accessToOwned, actsFor } from '../domain/authority';
-import type { DeclaredFamily } from '../domain/declared-family';
-import { DECLARED_HAPPENINGS, declaredEventType } from '../domain/declared-family';
+import type { DeclaredFamily, DeclaredWrite } from '../domain/declared-family';
+import { DECLARED_HAPPENINGS, declaredEventType, declaredWrites } from '../domain/declared-family';
 import { redact } from '../domain/redaction';
 import type { DocumentFragment, ResourceFamily } from './families';
 import { generatedWrites } from './family-writes';
@@ -73,101 +73,118 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
         schema,
       };
     });
-  return {
-    schemas: {
-      [name]: {
-        type: 'object',
-        required: ['id', 'managing_account', 'consuming_account', ...required],
-        properties: { id: { ...ACCOUNT, readOnly: true }, ...writable },
-      },
-      [`${name}Request`]: { ...request, properties: writable },
-      [`${name}Patch`]: { type: 'object', properties: writable },
+  const writes = declaredWrites(family);
+  const without = (item: Record<string, unknown>, methods: Record<string, DeclaredWrite>) =>
+    Object.fromEntries(
+      Object.entries(item).filter(([method]) => !(method in methods) || writes.includes(methods[method])),
+    );
+  const schemas = {
+    [name]: {
+      type: 'object',
+      required: ['id', 'managing_account', 'consuming_account', ...required],
+      properties: { id: { ...ACCOUNT, readOnly: true }, ...writable },
     },
+    [`${name}Request`]: { ...request, properties: writable },
+    ...(writes.includes('change') ? { [`${name}Patch`]: { type: 'object', properties: writable } } : {}),
+  };
+  return {
+    schemas,
     paths: {
-      [`/${family.collection}`]: {
-        get: {
-          operationId: `${prefix}_list`,
-          tags,
-          summary: `List ${noun}s.`,
-          parameters: [
-            ...['id', 'page_limit', 'page_offset', 'page_token', 'managing_account', 'consuming_account'].map(
-              (parameter) => ref('parameters', parameter),
-            ),
-            ...filters,
-          ],
-          responses: {
-            '200': list('The whole collection (without page_limit).'),
-            '206': {
-              ...list('One page of the collection (with page_limit).'),
-              headers: Object.fromEntries(
-                PAGINATION_HEADERS.map((header) => [header, ref('headers', header)]),
-              ),
+      [`/${family.collection}`]: without(
+        {
+          get: {
+            operationId: `${prefix}_list`,
+            tags,
+            summary: `List ${noun}s.`,
+            parameters: [
+              ...[
+                'id',
+                'page_limit',
+                'page_offset',
+                'page_token',
+                'managing_account',
+                'consuming_account',
+              ].map((parameter) => ref('parameters', parameter)),
+              ...filters,
+            ],
+            responses: {
+              '200': list('The whole collection (without page_limit).'),
+              '206': {
+                ...list('One page of the collection (with page_limit).'),
+                headers: Object.fromEntries(
+                  PAGINATION_HEADERS.map((header) => [header, ref('headers', header)]),
+                ),
+              },
+              '400': ref('responses', 'ValidationError'),
+              '401': ref('responses', 'AuthenticationFailed'),
+              '403': ref('responses', 'PermissionDenied'),
+              '429': ref('responses', 'TooManyRequests'),
             },
-            '400': ref('responses', 'ValidationError'),
-            '401': ref('responses', 'AuthenticationFailed'),
-            '403': ref('responses', 'PermissionDenied'),
-            '429': ref('responses', 'TooManyRequests'),
+          },
+          post: {
+            operationId: `${prefix}_create`,
+            tags,
+            summary: `Create a ${noun}.`,
+            parameters: [ref('parameters', 'IdempotencyKey')],
+            requestBody: body(`${name}Request`),
+            responses: { '201': one('The new resource.'), ...WRITE_ANSWERS },
           },
         },
-        post: {
-          operationId: `${prefix}_create`,
-          tags,
-          summary: `Create a ${noun}.`,
-          parameters: [ref('parameters', 'IdempotencyKey')],
-          requestBody: body(`${name}Request`),
-          responses: { '201': one('The new resource.'), ...WRITE_ANSWERS },
-        },
-      },
-      [`/${family.collection}/{id}`]: {
-        get: {
-          operationId: `${prefix}_read`,
-          tags,
-          summary: `Read a ${noun}.`,
-          parameters: [ref('parameters', 'ResourceId')],
-          responses: {
-            '200': one('The resource.'),
-            '401': ref('responses', 'AuthenticationFailed'),
-            '403': ref('responses', 'PermissionDenied'),
-            '404': ref('responses', 'NotFound'),
-            '429': ref('responses', 'TooManyRequests'),
+        { post: 'create' },
+      ),
+      [`/${family.collection}/{id}`]: without(
+        {
+          get: {
+            operationId: `${prefix}_read`,
+            tags,
+            summary: `Read a ${noun}.`,
+            parameters: [ref('parameters', 'ResourceId')],
+            responses: {
+              '200': one('The resource.'),
+              '401': ref('responses', 'AuthenticationFailed'),
+              '403': ref('responses', 'PermissionDenied'),
+              '404': ref('responses', 'NotFound'),
+              '429': ref('responses', 'TooManyRequests'),
+            },
+          },
+          put: {
+            operationId: `${prefix}_update`,
+            tags,
+            summary: `Replace a ${noun}.`,
+            parameters: byId,
+            requestBody: body(`${name}Request`),
+            responses: {
+              '200': one('The updated resource.'),
+              '404': ref('responses', 'NotFound'),
+              ...WRITE_ANSWERS,
+            },
+          },
+          patch: {
+            operationId: `${prefix}_partial_update`,
+            tags,
+            summary: `Change some properties of a ${noun}.`,
+            parameters: byId,
+            requestBody: body(`${name}Patch`, true),
+            responses: {
+              '200': one('The updated resource.'),
+              '404': ref('responses', 'NotFound'),
+              ...WRITE_ANSWERS,
+            },
+          },
+          delete: {
+            operationId: `${prefix}_destroy`,
+            tags,
+            summary: `Delete a ${noun}.`,
+            parameters: byId,
+            responses: {
+              '200': one('The deleted resource.'),
+              '404': ref('responses', 'NotFound'),
+              ...WRITE_ANSWERS,
+            },
           },
         },
-        put: {
-          operationId: `${prefix}_update`,
-          tags,
-          summary: `Replace a ${noun}.`,
-          parameters: byId,
-          requestBody: body(`${name}Request`),
-          responses: {
-            '200': one('The updated resource.'),
-            '404': ref('responses', 'NotFound'),
-            ...WRITE_ANSWERS,
-          },
-        },
-        patch: {
-          operationId: `${prefix}_partial_update`,
-          tags,
-          summary: `Change some properties of a ${noun}.`,
-          parameters: byId,
-          requestBody: body(`${name}Patch`, true),
-          responses: {
-            '200': one('The updated resource.'),
-            '404': ref('responses', 'NotFound'),
-            ...WRITE_ANSWERS,
-          },
-        },
-        delete: {
-          operationId: `${prefix}_destroy`,
-          tags,
-          summary: `Delete a ${noun}.`,
-          parameters: byId,
-          responses: {
-            '200': one('The deleted resource.'),
-            '404': ref('responses', 'NotFound'),
-            ...WRITE_ANSWERS,
-          },
-        },
-      },
+        { put: 'change', patch: 'change', delete: 'destroy' },
+      ),
     },
   };
 }
@@ -181,21 +198,27 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
 export function declaredFamily(family: DeclaredFamily): ResourceFamily {
   const collection = declaredCollection(family);
   const prefix = family.collection.replace(/-/g, '_');
+  const writes = declaredWrites(family);
   const layout = { resources: { [family.resource]: { family: family.collection } } };
+  const owners =
+    (visibility: { accounts: readonly string[] }) =>
+    (_value: unknown, params: { bind(value: unknown): string }) =>
+      ownedScope(params.bind(visibility.accounts));
   return {
     name: family.collection,
     asynchronous: false,
-    document: declaredDocument(family),
+    // IX-API's own families are in the document and the list of kinds of event already.
+    ...(family.standard
+      ? {}
+      : {
+          document: declaredDocument(family),
+          events: Object.fromEntries(
+            writes.map((write) => [declaredEventType(family, DECLARED_HAPPENINGS[write]), layout]),
+          ),
+        }),
     versioned: [family.table],
-    events: Object.fromEntries(
-      DECLARED_HAPPENINGS.map((happening) => [declaredEventType(family, happening), layout]),
-    ),
     collections: (document) => {
       const plan = redactionPlanFor(document, family.title.schema);
-      const owners =
-        (visibility: { accounts: readonly string[] }) =>
-        (_value: unknown, params: { bind(value: unknown): string }) =>
-          ownedScope(params.bind(visibility.accounts));
       return [
         {
           collection,
@@ -215,7 +238,8 @@ export function declaredFamily(family: DeclaredFamily): ResourceFamily {
       ];
     },
     operations(deps) {
-      const store = createDeclaredStore({ sequelize: deps.db.sequelize, events: deps.db.events, family });
+      // The store is asked for at the first request: building the operations uses nothing of the database.
+      const store = () => deps.db.declared(family);
       return {
         handlers: generatedWrites<Record<string, unknown>, [DeclaredResource]>(this, deps, {
           // A public resource is there for everybody, so changing another's is forbidden, not unknown.
@@ -225,11 +249,28 @@ export function declaredFamily(family: DeclaredFamily): ResourceFamily {
           },
           references: ['managing_account', 'consuming_account'],
           problems: (input, { scope, now }) => family.problems?.(input, { scope, now }) ?? [],
-          create: async (input) => ({ resource: await store.create(input) }),
-          change: async (id, decide) => ({
-            resource: await store.change(id, (current) => decide(current)),
-          }),
-          destroy: async (id, allow) => ({ resource: await store.destroy(id, allow) }),
+          ...(writes.includes('create')
+            ? {
+                create: async (input: Record<string, unknown>) => ({ resource: await store().create(input) }),
+              }
+            : {}),
+          ...(writes.includes('change')
+            ? {
+                change: async (
+                  id: string,
+                  decide: (current?: DeclaredResource) => Promise<Record<string, unknown>>,
+                ) => ({
+                  resource: await store().change(id, (current) => decide(current)),
+                }),
+              }
+            : {}),
+          ...(writes.includes('destroy')
+            ? {
+                destroy: async (id: string, allow: (resource: DeclaredResource) => void) => ({
+                  resource: await store().destroy(id, allow),
+                }),
+              }
+            : {}),
         }),
       };
     },

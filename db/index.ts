@@ -12,7 +12,10 @@ import { createCredentialRepository } from './repositories/credential-repository
 import { createEventRepository } from './repositories/event-repository';
 import { createIdempotencyRepository } from './repositories/idempotency-repository';
 import { createIpRepository } from './repositories/ip-repository';
-import { createMacRepository } from './repositories/mac-repository';
+import type { DeclaredStore } from './declared-store';
+import { createDeclaredStore } from './declared-store';
+import type { DeclaredFamily } from '../domain/declared-family';
+import { MAC_FAMILY } from '../domain/macs';
 import { createMemberExportRepository } from './repositories/member-export-repository';
 import { createMemberJoiningRuleRepository } from './repositories/member-joining-rule-repository';
 import { createNetworkFeatureConfigRepository } from './repositories/network-feature-config-repository';
@@ -36,7 +39,9 @@ export interface Database {
   events: ReturnType<typeof createEventRepository>;
   idempotencyKeys: ReturnType<typeof createIdempotencyRepository>;
   ips: ReturnType<typeof createIpRepository>;
-  macs: ReturnType<typeof createMacRepository>;
+  macs: DeclaredStore;
+  /** The store of a declared family (domain/declared-family.ts), one per family. */
+  declared(family: DeclaredFamily): DeclaredStore;
   networkServices: ReturnType<typeof createNetworkServiceRepository>;
   memberJoiningRules: ReturnType<typeof createMemberJoiningRuleRepository>;
   /** What the IX-F member export shows: exchange LANs, route servers, listed members. */
@@ -77,6 +82,15 @@ export function openDatabase(
   const outbox = createOutboxRepository({ models });
   const portAllocation = createPortAllocation(sequelize);
   const quotas = createQuotaGuard({ sequelize, quotas: options.quotas ?? NO_QUOTAS });
+  const declaredStores = new Map<DeclaredFamily, DeclaredStore>();
+  const declared = (family: DeclaredFamily) => {
+    let store = declaredStores.get(family);
+    if (!store) {
+      store = createDeclaredStore({ sequelize, events, quotas, family });
+      declaredStores.set(family, store);
+    }
+    return store;
+  };
   const networkFeatureConfigs = createNetworkFeatureConfigRepository({
     sequelize,
     events,
@@ -110,7 +124,8 @@ export function openDatabase(
     events,
     idempotencyKeys: createIdempotencyRepository(sequelize),
     ips: createIpRepository({ sequelize, events, quotas }),
-    macs: createMacRepository({ sequelize, events, quotas }),
+    macs: declared(MAC_FAMILY),
+    declared,
     memberJoiningRules: createMemberJoiningRuleRepository({ sequelize, events, outbox, quotas }),
     memberExport: createMemberExportRepository({ sequelize }),
     networkServices: createNetworkServiceRepository({

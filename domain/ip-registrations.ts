@@ -1,4 +1,5 @@
 import type { PropertyError } from './errors';
+import { validityProblems } from './validity';
 import type { IpPrefix } from './ip-addresses';
 import { formatAddress, parseAddress, prefixContains } from './ip-addresses';
 
@@ -84,11 +85,5 @@ export function ipProblems(
     if (!name.includes('.') || !name.split('.').every((label) => LABEL.test(label)))
       problems.push({ name: 'fqdn', reason: `${input.fqdn} is not a fully qualified host name` });
   }
-  const before = input.valid_not_before === null ? null : Date.parse(input.valid_not_before);
-  const after = input.valid_not_after === null ? null : Date.parse(input.valid_not_after);
-  if (after !== null && after <= now.getTime())
-    problems.push({ name: 'valid_not_after', reason: 'must be in the future' });
-  else if (after !== null && before !== null && after <= before)
-    problems.push({ name: 'valid_not_after', reason: 'must be after valid_not_before' });
-  return problems;
+  return [...problems, ...validityProblems(input, now)];
 }

@@ -1,4 +1,6 @@
+import type { DeclaredFamily } from './declared-family';
 import type { PropertyError } from './errors';
+import { validityProblems } from './validity';
 
 /** What a request says of a MAC address. */
 export interface MacInput {
@@ -26,11 +28,52 @@ export function macProblems(input: MacInput, now: Date): PropertyError[] {
     });
   else if (/^00(:00){5}$/.test(address))
     problems.push({ name: 'address', reason: 'the all-zero address is not a station address' });
-  const before = input.valid_not_before === null ? null : Date.parse(input.valid_not_before);
-  const after = input.valid_not_after === null ? null : Date.parse(input.valid_not_after);
-  if (after !== null && after <= now.getTime())
-    problems.push({ name: 'valid_not_after', reason: 'must be in the future' });
-  else if (after !== null && before !== null && after <= before)
-    problems.push({ name: 'valid_not_after', reason: 'must be after valid_not_before' });
-  return problems;
+  return [...problems, ...validityProblems(input, now)];
 }
+
+const INSTANT = { type: 'string', format: 'date-time', maxLength: 40, nullable: true };
+
+/**
+ * MAC address registrations, owned (the managing side registers and deletes, the consuming side
+ * reads): never changed (a new validity window is a new registration), registered once per
+ * consuming account, counted against the quota of the managing account's tree, and kept while a
+ * live network service config lets them through.
+ */
+export const MAC_FAMILY: DeclaredFamily<MacInput & Record<string, unknown>> = {
+  resource: 'mac',
+  collection: 'macs',
+  table: 'macs',
+  title: { schema: 'MacAddress', noun: 'MAC address' },
+  standard: true,
+  properties: {
+    external_ref: { schema: { type: 'string', maxLength: 128, nullable: true }, filter: true },
+    address: {
+      schema: { type: 'string', pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$', maxLength: 17 },
+      required: true,
+      filter: true,
+      normalise: normaliseMac,
+    },
+    valid_not_before: { schema: INSTANT, filter: 'window-start' },
+    valid_not_after: { schema: INSTANT, filter: 'window-end' },
+  },
+  visibility: 'owned',
+  writes: ['create', 'destroy'],
+  problems: (input, { now }) => macProblems(input, now),
+  quota: 'macs',
+  unique: {
+    property: 'address',
+    within: 'consuming_account',
+    taken: (address) => `${address} is registered for this account already`,
+  },
+  heldBy: {
+    filter: 'network_service_config',
+    link: { table: 'network_service_config_macs', held: 'mac', holder: 'network_service_config' },
+    holders: { table: 'network_service_configs', collection: 'network-service-configs', property: 'macs' },
+    // Only live configs hold on to their MACs: one whose configs are all going may be deleted (it
+    // leaves their lists at once; their devices keep it until they are decommissioned).
+    inUse: (mac, configs) => {
+      const them = configs.length > 1 ? 'them' : 'it';
+      return `${mac.address} is in use on ${configs.join(', ')}; take it off ${them} (change its macs) or decommission ${them} first`;
+    },
+  },
+};

@@ -39,7 +39,7 @@ const TOYS: DeclaredFamily = {
       : [],
 };
 
-/** The table of the toys: a column per property, the two accounts, `updated_at`, and a version. */
+/** The table of the toys: a column per property, the two accounts, its times, and a version. */
 async function createToysTable() {
   const { sequelize } = stack().db;
   await sequelize.query(
@@ -51,6 +51,7 @@ async function createToysTable() {
        colour VARCHAR(8) NOT NULL,
        serial_number VARCHAR(40) NULL,
        tags JSON NOT NULL,
+       created_at DATETIME(3) NOT NULL,
        updated_at DATETIME(3) NOT NULL,
        INDEX toys_name (name),
        CONSTRAINT toys_managing FOREIGN KEY (managing_account) REFERENCES accounts (id),

@@ -11,6 +11,8 @@ import {
   workflowIdOf,
   workflowStartOf,
 } from '../../domain/families';
+import { DECLARED_HAPPENINGS, declaredEventType, declaredWrites } from '../../domain/declared-family';
+import { MAC_FAMILY } from '../../domain/macs';
 import { loadSpec } from '../../spec';
 import * as workflows from '../../workflows';
 
@@ -39,6 +41,24 @@ describe('the list of resource families', () => {
       assert.ok(entry, `a collection lists ${collection}`);
       assert.equal(entry.collection.table, table, `${collection} reads ${table}`);
       assert.ok((VERSIONED_TABLES as readonly string[]).includes(table), `${table} has a version`);
+    }
+  });
+
+  it('agrees with the families declared whole: their names, tables and the kinds of their events', () => {
+    for (const declared of [MAC_FAMILY]) {
+      const resource = declared.resource as FamilyResource;
+      assert.deepEqual(
+        { collection: FAMILIES[resource].collection, table: FAMILIES[resource].table },
+        { collection: declared.collection, table: declared.table },
+      );
+      assert.equal(FAMILIES[resource].eventProperty, declared.resource, 'payloads hold it under its name');
+      const kinds = declaredWrites(declared).map((write) =>
+        declaredEventType(declared, DECLARED_HAPPENINGS[write]),
+      );
+      assert.deepEqual(
+        kinds,
+        EVENT_TYPES.filter((type) => type.startsWith(`${declared.resource}.`)),
+      );
     }
   });
 
