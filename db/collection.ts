@@ -455,6 +455,15 @@ export async function readResource(
   });
 }
 
+/**
+ * A resource as a read of it shows it, from what a write stored: a row with every column of the
+ * definition (its computed ones too, lists as arrays), so that a write need not read back what it
+ * has just written.
+ */
+export function resourceOfRow(definition: CollectionDefinition, row: Row): Record<string, unknown> {
+  return definition.toResource(decodeJson(definition, { ...row }));
+}
+
 /** Plain SQL within an optional transaction: `select` answers rows, `run` changes them. */
 export function sqlOf(sequelize: Sequelize) {
   return {

@@ -1,8 +1,10 @@
 import type { Sequelize } from 'sequelize';
 import type { OrderAccountProperty, OrderAccounts } from '../domain/order-accounts';
+import { ORDER_ACCOUNT_PROPERTIES } from '../domain/order-accounts';
 import type { CrossConnectInitiator } from '../domain/connections';
 import { instantOrNull, sqlOf } from './collection';
-import { orderAccountsOf, orderRoleAssignments } from './order-accounts';
+import type { OrderAccountRow } from './order-accounts';
+import { ORDER_ACCOUNT_ROWS, ORDER_ROLE_ASSIGNMENTS, orderAccountsFrom } from './order-accounts';
 import type { NewConnection, OrderedOffering } from './repositories/connection-repository';
 
 /** The offering an order names, when it exists, with the facts the order rules need. */
@@ -14,7 +16,11 @@ export async function orderedOffering(
   const [row] = await select<Record<string, unknown>>('SELECT * FROM product_offerings WHERE id = :id', {
     id,
   });
-  if (!row) return undefined;
+  return row ? offeringOf(row) : undefined;
+}
+
+/** An offering's row as the order rules read it. */
+function offeringOf(row: Record<string, unknown>): OrderedOffering {
   return {
     id: row.id as string,
     type: row.type as string,
@@ -31,22 +37,45 @@ export async function orderedOffering(
   };
 }
 
+const listOf = <T>(json: unknown): T[] =>
+  json === null || json === undefined ? [] : ((typeof json === 'string' ? JSON.parse(json) : json) as T[]);
+
 /**
- * What the order rules need to know about an order's role assignments and accounts:
- * the roles given by the assignments the caller's accounts hold (others count as unknown).
+ * What the order rules need to know of an order, read in one statement: the offering it names
+ * (none when there is no such offering), the roles given by its role assignments that the caller's
+ * accounts hold (others count as unknown), the states of its accounts and whether the billing
+ * account can pay, and how many members the smallest LAG of a device may have.
  */
 export async function connectionOrderFacts(
   sequelize: Sequelize,
-  input: Pick<NewConnection, 'role_assignments' | OrderAccountProperty>,
+  input: Pick<NewConnection, 'product_offering' | 'role_assignments' | OrderAccountProperty>,
   accounts: readonly string[],
-): Promise<{ roles: Map<string, string>; accounts: OrderAccounts; maxLagMembers: number }> {
+): Promise<{
+  offering: OrderedOffering | undefined;
+  roles: Map<string, string>;
+  accounts: OrderAccounts;
+  maxLagMembers: number;
+}> {
   const { select } = sqlOf(sequelize);
-  const assignments = await orderRoleAssignments(sequelize, input.role_assignments, accounts);
-  const orderAccounts = await orderAccountsOf(sequelize, input);
-  const [lag] = await select<{ max_lag: number | null }>('SELECT MIN(max_lag) AS max_lag FROM devices', {});
+  const [row] = await select<Record<string, unknown>>(
+    `SELECT o.*,
+       (SELECT JSON_ARRAYAGG(JSON_OBJECT('id', r.id, 'role', r.role)) FROM (${ORDER_ROLE_ASSIGNMENTS}) r) AS order_roles,
+       (SELECT JSON_ARRAYAGG(JSON_OBJECT('id', a.id, 'state', a.state, 'pays', a.pays))
+          FROM (${ORDER_ACCOUNT_ROWS}) a) AS order_accounts,
+       (SELECT MIN(max_lag) FROM devices) AS order_max_lag
+     FROM (SELECT 1) one LEFT JOIN product_offerings o ON o.id = :offering`,
+    {
+      offering: input.product_offering,
+      assignments: input.role_assignments.length ? input.role_assignments : [''],
+      accounts: accounts.length ? accounts : [''],
+      accountIds: ORDER_ACCOUNT_PROPERTIES.map((property) => input[property]),
+    },
+  );
+  const roles = listOf<{ id: string; role: string }>(row.order_roles);
   return {
-    roles: new Map(assignments.map((a) => [a.id, a.role])),
-    accounts: orderAccounts,
-    maxLagMembers: Number(lag?.max_lag ?? 8),
+    offering: row.id === null ? undefined : offeringOf(row),
+    roles: new Map(roles.map((assignment) => [assignment.id, assignment.role])),
+    accounts: orderAccountsFrom(input, listOf<OrderAccountRow>(row.order_accounts)),
+    maxLagMembers: Number(row.order_max_lag ?? 8),
   };
 }

@@ -5,9 +5,17 @@ import { accessToAccount, canSee } from '../domain/authority';
 
 /**
  * The accounts below the account `anchor` selects (an SQL condition on `accounts`), itself included:
- * directly or through managed accounts in turn. One recursive query; the hierarchy has no cycles
- * (writes refuse them), and the depth bound keeps a damaged hierarchy from looping.
+ * directly or through managed accounts in turn, as the table `managed` of a recursive query. The
+ * hierarchy has no cycles (writes refuse them), and the depth bound keeps a damaged hierarchy from
+ * looping.
  */
+export const managedTree = (anchor: string) =>
+  `WITH RECURSIVE managed (id, depth) AS (
+     SELECT id, 0 FROM accounts WHERE ${anchor}
+     UNION
+     SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
+   )`;
+
 async function accountTree(
   sequelize: Sequelize,
   anchor: string,
@@ -15,13 +23,12 @@ async function accountTree(
   transaction?: Transaction,
 ): Promise<string[]> {
   const rows = await sequelize.query<{ id: string }>(
-    `WITH RECURSIVE managed (id, depth) AS (
-       SELECT id, 0 FROM accounts WHERE ${anchor}
-       UNION
-       SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
-     )
-     SELECT DISTINCT id FROM managed`,
-    { replacements, type: QueryTypes.SELECT, transaction },
+    `${managedTree(anchor)} SELECT DISTINCT id FROM managed`,
+    {
+      replacements,
+      type: QueryTypes.SELECT,
+      transaction,
+    },
   );
   return rows.map((row) => row.id);
 }

@@ -80,7 +80,8 @@ function connectionOperations(deps: {
   ) {
     for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
       requireActingAccount(scope, property, order[property]);
-    const offering = await deps.connections.offering(order.product_offering);
+    const facts = await deps.connections.orderFacts(order, scope.accounts);
+    const { offering } = facts;
     if (!offering)
       throw new ValidationError([
         {
@@ -88,7 +89,6 @@ function connectionOperations(deps: {
           reason: `no product offering with id ${order.product_offering} (see GET /product-offerings?type=connection)`,
         },
       ]);
-    const facts = await deps.connections.orderFacts(order, scope.accounts);
     const unknown = concerned('role_assignments')
       ? unknownAssignments(order.role_assignments, new Set(facts.roles.keys()))
       : [];

@@ -23,6 +23,8 @@ import { createConnectionStore, provisioningWorkflowId } from './connection-stor
 import type { LifecycleRow } from './lifecycle-store';
 import { createLifecycleStore } from './lifecycle-store';
 import { allocatingTransaction } from '../transactions';
+import { resourceOfRow } from '../collection';
+import { connections } from '../connections-collection';
 import { unitOfWork } from '../unit-of-work';
 
 /** What an order names; the rest of a connection is decided by the exchange. */
@@ -245,9 +247,9 @@ export function createConnectionRepository(deps: {
     /** The offering an order names, when it exists (db/connection-order-facts.ts). */
     offering: (id: string) => orderedOffering(sequelize, id),
 
-    /** What the order rules need to know of an order's role assignments and accounts. */
+    /** What the order rules need to know of an order: its offering, role assignments and accounts. */
     orderFacts: (
-      input: Pick<NewConnection, 'role_assignments' | OrderAccountProperty>,
+      input: Pick<NewConnection, 'product_offering' | 'role_assignments' | OrderAccountProperty>,
       accounts: readonly string[],
     ) => connectionOrderFacts(sequelize, input, accounts),
 
@@ -271,7 +273,6 @@ export function createConnectionRepository(deps: {
             metroAreaNetwork: offering.handover_metro_area_network,
             speed: offering.physical_port_speed,
             quantity: input.port_quantity,
-            exchange: await exchangeAccount(transaction),
             accounts: {
               managing_account: input.managing_account,
               consuming_account: input.consuming_account,
@@ -280,6 +281,8 @@ export function createConnectionRepository(deps: {
           },
           transaction,
         );
+        const name = `${allocated.pop}-${id.slice(5, 11)}`.toUpperCase().slice(0, 80);
+        const speed = connectionSpeed(offering.physical_port_speed, input.port_quantity);
         await sequelize.query(
           `INSERT INTO connections (id, name, state, status, managing_account, consuming_account, billing_account,
              role_assignments, external_ref, purchase_order, contract_ref, product_offering, pop, device, lag_name,
@@ -293,31 +296,61 @@ export function createConnectionRepository(deps: {
             replacements: {
               ...input,
               id,
-              name: `${allocated.pop}-${id.slice(5, 11)}`.toUpperCase().slice(0, 80),
+              name,
               role_assignments: JSON.stringify(input.role_assignments),
               subscriber_side_demarcs: JSON.stringify(input.subscriber_side_demarcs),
               pop: allocated.pop,
               device: allocated.device,
               lag_name: lagNameOf(id, input.mode),
-              speed: connectionSpeed(offering.physical_port_speed, input.port_quantity),
+              speed,
             },
             transaction,
           },
         );
+        const reservations: string[] = [];
         for (const [index, port] of allocated.ports.entries())
-          await insertReservation(
-            {
-              connection: id,
-              port: port.id,
-              subscriber_side_demarc: input.subscriber_side_demarcs[index] ?? null,
-              connecting_party: input.connecting_party,
-              external_ref: input.external_ref,
-              purchase_order: input.purchase_order,
-              contract_ref: input.contract_ref,
-            },
-            transaction,
+          reservations.push(
+            await insertReservation(
+              {
+                connection: id,
+                port: port.id,
+                subscriber_side_demarc: input.subscriber_side_demarcs[index] ?? null,
+                connecting_party: input.connecting_party,
+                external_ref: input.external_ref,
+                purchase_order: input.purchase_order,
+                contract_ref: input.contract_ref,
+              },
+              transaction,
+            ),
           );
-        const connection = (await read(id, transaction))!;
+        // The connection as a read of it shows it now, from what was written.
+        const connection = resourceOfRow(connections, {
+          id,
+          name,
+          state: 'requested',
+          status: [],
+          managing_account: input.managing_account,
+          consuming_account: input.consuming_account,
+          billing_account: input.billing_account,
+          role_assignments: input.role_assignments,
+          external_ref: input.external_ref,
+          purchase_order: input.purchase_order,
+          contract_ref: input.contract_ref,
+          product_offering: input.product_offering,
+          pop: allocated.pop,
+          mode: input.mode,
+          lacp_timeout: input.lacp_timeout,
+          port_quantity: input.port_quantity,
+          subscriber_side_demarcs: input.subscriber_side_demarcs,
+          speed,
+          capacity_allocation_limit: null,
+          decommission_at: null,
+          charged_until: null,
+          current_billing_start_date: null,
+          ports: allocated.ports.map((port) => port.id).sort(),
+          port_reservations: reservations.sort(),
+          capacity_allocated: 0,
+        }) as unknown as Connection;
         await tell(
           {
             type: 'connection.created',

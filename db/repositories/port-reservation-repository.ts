@@ -56,7 +56,6 @@ export function createPortReservationRepository(deps: {
   const {
     select,
     tell,
-    exchangeAccount,
     insertReservation,
     readReservation,
     lock,
@@ -138,7 +137,6 @@ export function createPortReservationRepository(deps: {
             device: row.device,
             speed,
             quantity: 1,
-            exchange: await exchangeAccount(transaction),
             accounts: {
               managing_account: row.managing_account,
               consuming_account: row.consuming_account,

@@ -4,7 +4,7 @@ import type { QuotaDemand, QuotaName, QuotaUsage, Quotas } from '../../domain/qu
 import { OPEN_ORDER_STATES, quotasAt, requireWithinQuotas } from '../../domain/quotas';
 import { ENDED_STATES } from '../../domain/states';
 import { isReadCommitted } from '../transactions';
-import { accountsActingFor } from '../visibility';
+import { managedTree } from '../visibility';
 
 /** The tables of stateful resources an account orders itself, each counted while its order is open. */
 const ORDERED_TABLES = [
@@ -42,60 +42,64 @@ export function createQuotaGuard(deps: { sequelize: Sequelize; quotas: Quotas })
   ) => sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction });
 
   /**
-   * The top account of the tree `account` belongs to: its topmost manager below the exchange's own
-   * account. None when the account is the exchange's or does not exist: nothing limits those.
+   * Locks the top account of the tree `account` belongs to (its topmost manager below the exchange's
+   * own account) and answers it, in one statement: the managers are read without locks, only the
+   * top's row is locked. None when the account is the exchange's or does not exist: nothing limits
+   * those.
    */
-  async function topOf(account: string, transaction: Transaction): Promise<string | undefined> {
-    const chain = await select<{ id: string; is_exchange: number }>(
+  async function lockTopOf(account: string, transaction: Transaction): Promise<string | undefined> {
+    const [top] = await select<{ id: string }>(
       `WITH RECURSIVE chain (id, managing_account, is_exchange, depth) AS (
          SELECT id, managing_account, is_exchange, 0 FROM accounts WHERE id = :account
          UNION ALL
          SELECT a.id, a.managing_account, a.is_exchange, c.depth + 1 FROM accounts a
            JOIN chain c ON a.id = c.managing_account WHERE c.is_exchange = 0 AND c.depth < 32
        )
-       SELECT id, is_exchange FROM chain ORDER BY depth`,
+       SELECT a.id FROM accounts a
+        WHERE a.id = (SELECT id FROM chain WHERE is_exchange = 0 ORDER BY depth DESC LIMIT 1) FOR UPDATE`,
       { account },
       transaction,
     );
-    if (!chain.length || Number(chain[0].is_exchange)) return undefined;
-    const customers = chain.filter((row) => !Number(row.is_exchange));
-    return customers[customers.length - 1].id;
+    return top?.id;
   }
 
-  /** What the accounts of `tree` hold, for the quotas named. */
-  async function usageOf(tree: string[], names: QuotaName[], transaction: Transaction): Promise<QuotaUsage> {
-    const usage: QuotaUsage = {};
-    const count = async (sql: string) =>
-      Number(
-        (
-          await select<{ n: number }>(
-            sql,
-            { tree, ended: ENDED_STATES, open: OPEN_ORDER_STATES },
-            transaction,
-          )
-        )[0].n,
-      );
-    if (names.includes('sub_accounts')) usage.sub_accounts = tree.length - 1;
+  /**
+   * What the tree below `top` holds, for the quotas named, in one statement: the tree and each
+   * count together.
+   */
+  async function usageOf(top: string, names: QuotaName[], transaction: Transaction): Promise<QuotaUsage> {
+    const counts: Array<[QuotaName, string]> = [];
     // A port is held from its reservation until the reservation ends (decommissioned, cancelled).
     if (names.includes('ports'))
-      usage.ports = await count(
-        `SELECT COUNT(*) AS n FROM port_reservations r JOIN connections c ON c.id = r.connection
+      counts.push([
+        'ports',
+        `SELECT COUNT(*) FROM port_reservations r JOIN connections c ON c.id = r.connection
          WHERE c.managing_account IN (:tree) AND r.state NOT IN (:ended)`,
-      );
+      ]);
     // An order is open until it first goes into production or ends. The reservations a connection
     // is ordered with belong to its order; one ordered later for a live bundle is an order of its own.
     if (names.includes('open_orders'))
-      usage.open_orders = await count(
+      counts.push([
+        'open_orders',
         `SELECT ${ORDERED_TABLES.map(
           (table) => `(SELECT COUNT(*) FROM ${table} WHERE managing_account IN (:tree)
              AND state IN (:open) AND current_billing_start_date IS NULL)`,
         ).join(' + ')}
          + (SELECT COUNT(*) FROM port_reservations r JOIN connections c ON c.id = r.connection
              WHERE c.managing_account IN (:tree) AND r.state IN (:open)
-             AND r.current_billing_start_date IS NULL AND c.current_billing_start_date IS NOT NULL) AS n`,
-      );
+             AND r.current_billing_start_date IS NULL AND c.current_billing_start_date IS NOT NULL)`,
+      ]);
     for (const [name, rows] of Object.entries(REGISTERED) as Array<[QuotaName, string]>)
-      if (names.includes(name)) usage[name] = await count(`SELECT COUNT(*) AS n FROM ${rows}`);
+      if (names.includes(name)) counts.push([name, `SELECT COUNT(*) FROM ${rows}`]);
+    const [row] = await select<Record<string, number | string>>(
+      `${managedTree('id = :top')}
+       SELECT (SELECT COUNT(DISTINCT id) FROM managed) AS tree
+         ${counts.map(([name, sql]) => `, (${sql.replaceAll('IN (:tree)', 'IN (SELECT id FROM managed)')}) AS ${name}`).join('')}`,
+      { top, ended: ENDED_STATES, open: OPEN_ORDER_STATES },
+      transaction,
+    );
+    const usage: QuotaUsage = Object.fromEntries(counts.map(([name]) => [name, Number(row[name])]));
+    if (names.includes('sub_accounts')) usage.sub_accounts = Number(row.tree) - 1;
     return usage;
   }
 
@@ -114,11 +118,9 @@ export function createQuotaGuard(deps: { sequelize: Sequelize; quotas: Quotas })
         throw new Error('quotas are checked in transactions from allocatingTransaction() only');
       const names = quotasAt(quotas, demand);
       if (!names.length) return;
-      const top = await topOf(account, transaction);
+      const top = await lockTopOf(account, transaction);
       if (!top) return;
-      await select('SELECT id FROM accounts WHERE id = :top FOR UPDATE', { top }, transaction);
-      const tree = await accountsActingFor(sequelize, top, transaction);
-      const usage = await usageOf(tree, names, transaction);
+      const usage = await usageOf(top, names, transaction);
       requireWithinQuotas(quotas, usage, demand, { root: top, orderedFor: account });
     },
   };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { ApiService } from '../../api/server';
-import { orderConnection } from '../support/exchange-lan';
+import { connectionOrder, orderConnection } from '../support/exchange-lan';
 import { login, request } from '../support/http';
 import { outboxRowOf, startDelivered } from '../support/outbox';
 import { startSecondApi } from '../support/stack';
@@ -61,5 +61,27 @@ describe('orders answered at commit', function () {
       const { body } = await request('GET', `/connections/${id}`, { token });
       return body.state !== 'requested' ? true : undefined;
     });
+  });
+
+  it('answers an order with the connection as a read shows it, and records the same in its event', async () => {
+    const { accessToken: token } = await login('customer', 0);
+    const created = await request('POST', '/connections', {
+      token,
+      body: connectionOrder({
+        mode: 'lag_lacp',
+        port_quantity: 2,
+        subscriber_side_demarcs: ['cage 9, panel 2, port 1', 'cage 9, panel 2, port 2'],
+        purchase_order: 'PO-7',
+      }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    const read = await request('GET', `/connections/${id}`, { token });
+    // The workflow may have moved it along meanwhile; everything else is as answered.
+    const settled = (connection: Record<string, unknown>) => ({ ...connection, state: null, status: null });
+    assert.deepEqual(settled(created.body), settled(read.body));
+    assert.equal(created.body.ports.length, 2);
+    const events = await request('GET', `/events?resource=${id}&type=connection.created`, { token });
+    assert.deepEqual(events.body[0].payload.connection, created.body);
   });
 });

@@ -35,7 +35,6 @@ describe('port allocation', () => {
     metroAreaNetwork: man,
     speed,
     quantity,
-    exchange: EXCHANGE,
     accounts: CUSTOMER,
     ...where,
   });

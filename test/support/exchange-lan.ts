@@ -10,6 +10,19 @@ export const FRA_LAN = 'ns-exchange-lan-fra';
 const CONNECTION_ROLES = ['ra-spree-networks-implementation', 'ra-spree-networks-noc'];
 const CONFIG_ROLES = ['ra-spree-networks-noc', 'ra-spree-networks-peering'];
 
+/** The order of a standalone connection of Spree's in Frankfurt, with `extra` over it. */
+export const connectionOrder = (extra: Record<string, unknown> = {}) => ({
+  managing_account: SPREE,
+  consuming_account: SPREE,
+  billing_account: SPREE,
+  role_assignments: CONNECTION_ROLES,
+  product_offering: 'po-connection-fra-10g',
+  mode: 'standalone',
+  port_quantity: 1,
+  subscriber_side_demarcs: ['cage 9, panel 2, port 1'],
+  ...extra,
+});
+
 /**
  * A standalone connection of Spree's (Frankfurt unless the offering says otherwise), ordered from
  * the stack's API or the one at `baseUrl`.
@@ -19,21 +32,7 @@ export async function orderConnection(
   extra: Record<string, unknown> = {},
   baseUrl?: string,
 ): Promise<string> {
-  const created = await request('POST', '/connections', {
-    token,
-    baseUrl,
-    body: {
-      managing_account: SPREE,
-      consuming_account: SPREE,
-      billing_account: SPREE,
-      role_assignments: CONNECTION_ROLES,
-      product_offering: 'po-connection-fra-10g',
-      mode: 'standalone',
-      port_quantity: 1,
-      subscriber_side_demarcs: ['cage 9, panel 2, port 1'],
-      ...extra,
-    },
-  });
+  const created = await request('POST', '/connections', { token, baseUrl, body: connectionOrder(extra) });
   assert.equal(created.status, 201, created.text);
   return created.body.id as string;
 }
