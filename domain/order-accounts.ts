@@ -1,9 +1,19 @@
+import type { Scope } from './authority';
+import { requireActingAccount } from './authority';
 import type { PropertyError } from './errors';
 import type { State } from './states';
 
 /** The properties by which an order names its accounts. */
 export const ORDER_ACCOUNT_PROPERTIES = ['managing_account', 'consuming_account', 'billing_account'] as const;
 export type OrderAccountProperty = (typeof ORDER_ACCOUNT_PROPERTIES)[number];
+
+/** An order's managing, consuming and billing accounts must be accounts the caller acts for. */
+export function requireOrderAccountsActedFor(
+  scope: Scope,
+  order: Readonly<Record<OrderAccountProperty, unknown>>,
+): void {
+  for (const property of ORDER_ACCOUNT_PROPERTIES) requireActingAccount(scope, property, order[property]);
+}
 
 /** What the order rules know of the accounts an order names. */
 export interface OrderAccounts {

@@ -1,4 +1,5 @@
 import { connections } from '../../db/connections-collection';
+import { requireOrderAccountsActedFor } from '../../domain/order-accounts';
 import type {
   Connection,
   ConnectionChange,
@@ -7,7 +8,7 @@ import type {
 } from '../../db/repositories/connection-repository';
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
-import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
+import { accessToOwned, canSee, requireChange } from '../../domain/authority';
 import { unknownAssignments } from '../../domain/contacts';
 import { connectionOrderProblems, effectiveLacpTimeout } from '../../domain/connections';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
@@ -78,8 +79,7 @@ function connectionOperations(deps: {
     /** For a change: whether a rule about this property concerns what the change touches. */
     concerned: (property: string) => boolean = () => true,
   ) {
-    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
-      requireActingAccount(scope, property, order[property]);
+    requireOrderAccountsActedFor(scope, order);
     const facts = await deps.connections.orderFacts(order, scope.accounts);
     const { offering } = facts;
     if (!offering)

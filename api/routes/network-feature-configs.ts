@@ -1,4 +1,5 @@
 import { networkFeatureConfigs } from '../../db/network-feature-configs-collection';
+import { requireOrderAccountsActedFor } from '../../domain/order-accounts';
 import type {
   NetworkFeatureConfig,
   NetworkFeatureConfigRepository,
@@ -6,7 +7,7 @@ import type {
 import { CONFIG_GOING } from '../../db/repositories/network-service-config-repository';
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
-import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
+import { accessToOwned, canSee, requireChange } from '../../domain/authority';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type { RouteServerConfigOrder } from '../../domain/network-feature-configs';
 import { routeServerConfigProblems } from '../../domain/network-feature-configs';
@@ -74,8 +75,7 @@ function networkFeatureConfigOperations(deps: {
     order: RouteServerConfigOrder,
     concerned?: (property: string) => boolean,
   ) {
-    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
-      requireActingAccount(scope, property, order[property]);
+    requireOrderAccountsActedFor(scope, order);
     const facts = await deps.featureConfigs.orderFacts(order, scope.accounts);
     const problems = routeServerConfigProblems(order, facts, concerned);
     if (problems.length) throw new ValidationError(problems);

@@ -1,4 +1,5 @@
 import { networkServiceConfigs } from '../../db/network-service-configs-collection';
+import { requireOrderAccountsActedFor } from '../../domain/order-accounts';
 import type {
   NetworkServiceConfig,
   NetworkServiceConfigRepository,
@@ -6,7 +7,7 @@ import type {
 import { CONFIG_GOING } from '../../db/repositories/network-service-config-repository';
 import { ownedScope } from '../../db/scope';
 import type { Scope } from '../../domain/authority';
-import { accessToOwned, canSee, requireActingAccount, requireChange } from '../../domain/authority';
+import { accessToOwned, canSee, requireChange } from '../../domain/authority';
 import { NotFoundError, UnableToFulfillError, ValidationError } from '../../domain/errors';
 import type { ConfigOrder } from '../../domain/network-service-configs';
 import {
@@ -77,8 +78,7 @@ function networkServiceConfigOperations(deps: {
     except: string | null = null,
     concerned?: (property: string) => boolean,
   ): Promise<void> {
-    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
-      requireActingAccount(scope, property, order[property]);
+    requireOrderAccountsActedFor(scope, order);
     const facts = await deps.configs.orderFacts(order, scope.accounts, now(), except);
     const problems = configProblems(order, facts, concerned);
     if (problems.length) throw new ValidationError(problems);

@@ -1,8 +1,9 @@
 import { networkServices, serviceScopeSql } from '../../db/network-services-collection';
+import { requireOrderAccountsActedFor } from '../../domain/order-accounts';
 import { ownedScope } from '../../db/scope';
 import type { NetworkServiceRepository } from '../../db/repositories/network-service-repository';
 import type { Scope } from '../../domain/authority';
-import { actsFor, requireActingAccount } from '../../domain/authority';
+import { actsFor } from '../../domain/authority';
 import {
   NotFoundError,
   PermissionDeniedError,
@@ -137,8 +138,7 @@ function networkServiceOperations(deps: {
     currentId?: string,
     concerned?: (p: string) => boolean,
   ) {
-    for (const property of ['managing_account', 'consuming_account', 'billing_account'] as const)
-      requireActingAccount(scope, property, order[property]);
+    requireOrderAccountsActedFor(scope, order);
     const facts = await services.orderFacts(order, now(), scope);
     const current = currentId ? await services.current(currentId) : undefined;
     const problems = serviceOrderProblems(order, facts, current, concerned);
