@@ -1,3 +1,4 @@
+import { MAC_FAMILY } from './macs';
 import { workflowIdOf } from './workflow-ids';
 
 /**
@@ -53,7 +54,8 @@ export const FAMILIES = {
     billed: true,
   },
   ip: { collection: 'ips', table: 'ip_addresses', eventProperty: 'ip' },
-  mac: { collection: 'macs', table: 'macs', eventProperty: 'mac' },
+  // Declared whole in domain/macs.ts.
+  mac: { collection: MAC_FAMILY.collection, table: MAC_FAMILY.table, eventProperty: MAC_FAMILY.resource },
   member_joining_rule: {
     collection: 'member-joining-rules',
     table: 'member_joining_rules',
