@@ -161,6 +161,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       'seconds between two rounds of the fabric supervisor (DEVICE_DRIVER=ovs): dead OVS or BIRD processes restarted, lost OpenFlow rules restored, devices brought in line with the database',
   },
   {
+    name: 'RPKI_RTR',
+    default: '',
+    description:
+      "RPKI validator caches the route servers' BIRDs validate origins against over RTR (RFC 8210): host:port, comma separated ([2001:db8::5]:3323 for IPv6); empty: no RPKI",
+  },
+  {
     name: 'STATS_SAMPLE_INTERVAL_S',
     default: '300',
     description: 'seconds between two samples of the traffic counters of ports and connections',

@@ -24,6 +24,8 @@ import {
   parseRateLimit,
   parseTemporalAddress,
 } from './parsers';
+import type { RtrCache } from './rpki-rtr';
+import { parseRtrCaches } from './rpki-rtr';
 
 export { ConfigError } from './config-error';
 export { CONFIG_VARIABLES } from './config-variables';
@@ -40,6 +42,8 @@ export {
   parseRateLimit,
 } from './parsers';
 export type { DeviceDriverName, RateLimit } from './parsers';
+export { parseRtrCaches } from './rpki-rtr';
+export type { RtrCache } from './rpki-rtr';
 
 export interface Config {
   nodeEnv: string;
@@ -103,6 +107,11 @@ export interface Config {
    * dead processes restarted, lost rules restored, devices brought in line with the database.
    */
   supervisionIntervalSeconds: number;
+  /**
+   * The RPKI validator caches the route servers' BIRDs fetch validated ROA payloads from over RTR
+   * (RPKI_RTR); empty: no origin validation.
+   */
+  rpkiRtr: RtrCache[];
   /** How long a released IP address rests before it is allocated again (seconds; 0 for at once). */
   ipQuarantineSeconds: number;
   /** Seconds between two samples of the traffic counters of ports and connections. */
@@ -244,6 +253,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       1,
       86_400,
     ),
+    rpkiRtr: parseRtrCaches('RPKI_RTR', get('RPKI_RTR')),
     ipQuarantineSeconds:
       get('IP_QUARANTINE').trim() === '0' ? 0 : parseDuration('IP_QUARANTINE', get('IP_QUARANTINE')),
     statsSampleIntervalSeconds: parseInteger(

@@ -28,7 +28,7 @@ import { catalogueRouteServers, fabricRouteServers } from '../drivers/ovs/catalo
 import type { Tracing } from '../telemetry/tracing';
 import { currentTracing } from '../telemetry/tracing';
 
-type DriverSettings = Pick<Config, 'labDeviceLatencyMs' | 'ovsRunDir'>;
+type DriverSettings = Pick<Config, 'labDeviceLatencyMs' | 'ovsRunDir' | 'rpkiRtr'>;
 
 /** A worker's devices: the driver its activities use, and what its supervisor looks after. */
 interface DevicePlane {
@@ -41,10 +41,10 @@ interface DevicePlane {
  * simulated in the database, with nothing to supervise; and `ovs`, Open vSwitch bridges of the
  * fabric `npm run fabric -- up` started under `OVS_RUN_DIR` for the switches, and BIRD 2 in the
  * route-server namespaces the fabric made for the route servers (their run directories under
- * `<OVS_RUN_DIR>/bird`). The `superviseFabric` workflow looks after the fabric's processes, the
- * rules and meters that die with ovs-vswitchd, and the route servers' BIRDs, through the same
- * driver instances the activities use, so that a restart and a commit of one device never
- * interleave.
+ * `<OVS_RUN_DIR>/bird`), checking route origins against the RPKI caches of `RPKI_RTR`. The
+ * `superviseFabric` workflow looks after the fabric's processes, the rules and meters that die with
+ * ovs-vswitchd, and the route servers' BIRDs, through the same driver instances the activities
+ * use, so that a restart and a commit of one device never interleave.
  */
 export const DEVICE_DRIVERS: Record<
   DeviceDriverName,
@@ -57,7 +57,12 @@ export const DEVICE_DRIVERS: Record<
   ovs: (db, settings) => {
     const fabric = new OvsFabric(path.resolve(settings.ovsRunDir));
     const switches = new OvsDriver(fabric);
-    const routeServers = new BirdRouteServers(fabric.birdDir, catalogueRouteServers(db.fabricCatalogue));
+    const routeServers = new BirdRouteServers(
+      fabric.birdDir,
+      catalogueRouteServers(db.fabricCatalogue),
+      {},
+      settings.rpkiRtr,
+    );
     return {
       driver: new RoutedDriver({ switches, routeServers, isRouteServer: routeServerLookup(db) }),
       supervised: [
@@ -93,12 +98,13 @@ function routeServerLookup(db: Database): (device: string) => Promise<boolean> {
 export function activitiesFor(
   db: Database,
   settings: Pick<Config, 'labCrossConnectDelayMs' | 'labDeviceLatencyMs'> &
-    Partial<Pick<Config, 'deviceDriver' | 'ovsRunDir'>>,
+    Partial<Pick<Config, 'deviceDriver' | 'ovsRunDir' | 'rpkiRtr'>>,
   metrics?: { observeDriverCall: (call: DriverCall) => void; timeProduction: ProductionTimer },
 ): Activities {
   const { driver, supervised } = DEVICE_DRIVERS[settings.deviceDriver ?? 'lab'](db, {
     labDeviceLatencyMs: settings.labDeviceLatencyMs,
     ovsRunDir: settings.ovsRunDir ?? '.data/ovs',
+    rpkiRtr: settings.rpkiRtr ?? [],
   });
   return createActivities({
     accounts: db.accounts,

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { BgpSession } from '../contract';
 import { DriverError } from '../contract';
+import type { RpkiCache } from './rpki';
+import { rpkiDefinitions } from './rpki';
 
 /**
  * BIRD 2 configurations of route servers, generated from the route server's own settings and its
@@ -31,6 +33,11 @@ export interface RouteServerSettings {
    * 2001:db8::/32) count as bogons (default true). Labs whose members announce them turn it off.
    */
   rejectDocumentationPrefixes?: boolean;
+  /**
+   * The RPKI validator caches whose ROAs every member session's import is checked against (none
+   * by default: no origin validation).
+   */
+  rpkiCaches?: readonly RpkiCache[];
   /** The file BIRD logs to, or null for BIRD's default (syslog). */
   logFile?: string | null;
 }
@@ -119,9 +126,12 @@ const family = (address: string): 4 | 6 => {
 const prefixSet = (prefixes: readonly string[]): string =>
   `[\n${prefixes.map((prefix) => `  ${prefix}`).join(',\n')}\n]`;
 
+const rpkiOn = (settings: RouteServerSettings): boolean => (settings.rpkiCaches?.length ?? 0) > 0;
+
 /** The filters every session shares: sanity on both ways, the per-member checks on import. */
 function filters(settings: RouteServerSettings): string[] {
   const documentation = settings.rejectDocumentationPrefixes ?? true;
+  const rpki = rpkiOn(settings);
   const v4 = [...BOGONS_V4, ...(documentation ? DOCUMENTATION_V4 : [])];
   const v6 = [...BOGONS_V6, ...(documentation ? DOCUMENTATION_V6 : [])];
   return [
@@ -150,12 +160,14 @@ function filters(settings: RouteServerSettings): string[] {
     '',
     "# What a member's router may announce: sane routes whose AS path starts with the member's ASN",
     "# and does not hold the route server's, with the member's address as next hop.",
+    ...(rpki ? ['# Nor may its origin be RPKI-invalid (rs_rpki tags the others).'] : []),
     'function rs_import(int peer_asn)',
     '{',
     '  if !rs_sane() then return false;',
     '  if bgp_path.first != peer_asn then return false;',
     `  if bgp_path ~ [= * ${settings.asn} * =] then return false;`,
     '  if bgp_next_hop != from then return false;',
+    ...(rpki ? ['  if !rs_rpki() then return false;'] : []),
     '  return true;',
     '}',
     '',
@@ -202,6 +214,8 @@ function protocol(settings: RouteServerSettings, session: BgpSession): string[] 
   if (session.maxPrefix === 0) lines.push('    # max prefix 0: nothing is accepted', '    import none;');
   else {
     if (session.maxPrefix !== null) lines.push(`    import limit ${session.maxPrefix} action ${action};`);
+    // The routes as received, kept so that BIRD checks them again when the ROAs change.
+    if (rpkiOn(settings)) lines.push('    import table on;');
     lines.push(`    import where rs_import(${session.peerAsn});`);
   }
   lines.push('    export where rs_export();', '    next hop keep;', '  };', '}');
@@ -239,8 +253,10 @@ export function birdConfig(settings: RouteServerSettings, sessions: readonly Bgp
     'protocol device {',
     '}',
     '',
-    ...filters(settings),
   );
+  const rpki = rpkiDefinitions(settings.asn, settings.rpkiCaches ?? []);
+  if (rpki.length) lines.push(...rpki, '');
+  lines.push(...filters(settings));
   for (const session of sorted) lines.push('', ...protocol(settings, session));
   return `${lines.join('\n')}\n`;
 }

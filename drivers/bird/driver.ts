@@ -5,6 +5,7 @@ import { newId } from '../../domain/ids';
 import type { MaxPrefixAction } from './config';
 import { birdConfig, protocolName, sessionsOfConfig } from './config';
 import type { BirdPrograms, ProtocolState } from './process';
+import type { RpkiCache } from './rpki';
 import { BirdProcess } from './process';
 import type {
   BgpSession,
@@ -127,6 +128,8 @@ export class BirdRouteServers implements DeviceDriver {
     readonly runDir: string,
     private readonly resolve: RouteServerResolver,
     private readonly programs: BirdPrograms = {},
+    /** The RPKI validator caches every route server checks its members' routes against (none: no RPKI). */
+    private readonly rpkiCaches: readonly RpkiCache[] = [],
   ) {}
 
   /** Whether `device` is a route server this driver runs. */
@@ -207,6 +210,7 @@ export class BirdRouteServers implements DeviceDriver {
         ipv6: placement.ipv6,
         maxPrefixAction: placement.maxPrefixAction,
         rejectDocumentationPrefixes: placement.rejectDocumentationPrefixes,
+        rpkiCaches: this.rpkiCaches,
         logFile: bird.paths.log,
       },
       [...sessions],

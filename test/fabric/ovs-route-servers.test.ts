@@ -8,9 +8,11 @@ import { protocolName } from '../../drivers/bird/config';
 import { OvsFabric } from '../../drivers/ovs/fabric';
 import { runProgram } from '../../drivers/ovs/program';
 import { coreBridgeName, linkOf } from '../../drivers/ovs/topology';
-import { endProcess } from '../../drivers/processes';
+import { endProcess, processRuns } from '../../drivers/processes';
 import { catalogueRouteServers, fabricDevices, fabricRouteServers } from '../../drivers/ovs/catalogue';
 import { settleConnections } from '../support/connections';
+import type { RtrCacheProcess } from '../support/stayrtr';
+import { startStayrtr } from '../support/stayrtr';
 import { featureConfigWorkflowId } from '../../db/repositories/network-feature-config-repository';
 import { configWorkflowId } from '../../db/repositories/network-service-config-repository';
 import { deviceOf, FRA_LAN, reaches, SPREE } from '../support/exchange-lan';
@@ -30,13 +32,24 @@ import { eventually } from '../support/wait';
  * port) runs a BIRD announcing a prefix; the route server, in the namespace the fabric hung off the
  * core bridge, passes each on to the other, and the customers reach each other across the two
  * devices' trunks; a MAC the config does not list is dropped; decommissioning over HTTP takes the
- * session and the access away. Needs root, Open vSwitch and BIRD 2.
+ * session and the access away. The route server checks route origins against an RPKI validator
+ * cache (stayrtr, in its namespace): Spree's prefix with a ROA for Spree passes tagged valid, its
+ * other prefix, whose ROA names another AS, never reaches Thames, and Thames's prefix, with no ROA,
+ * passes tagged not found. Needs root, Open vSwitch, BIRD 2 and stayrtr.
  */
 
 const RS = 'nf-rs1-fra';
 const RS_ADDRESS = '192.0.2.253';
 const NETWORK = 'man-fra';
 const THAMES = 'acc-thames-cloud';
+/** The validated ROA payloads the cache serves: Spree's first prefix is Spree's, its second another AS's. */
+const VRPS = [
+  { prefix: '185.1.10.0/24', maxLength: 24, asn: 64511 },
+  { prefix: '185.1.11.0/24', maxLength: 24, asn: 64999 },
+];
+/** The large communities the route server tags RPKI-valid and not-found routes with. */
+const RPKI_VALID = '(64500, 1000, 1)';
+const RPKI_NOT_FOUND = '(64500, 1000, 2)';
 
 interface Customer {
   account: string;
@@ -46,6 +59,8 @@ interface Customer {
   pop: string;
   asn: number;
   prefix: string;
+  /** A prefix it announces whose origin RPKI finds invalid, if any. */
+  invalid?: string;
   connection: string;
   config: string;
   session: string;
@@ -58,18 +73,38 @@ interface Customer {
   birdDir: string;
 }
 
+/** The lines `birdc show route all` shows for `prefix`: its line and the attributes below it. */
+function routeOf(shown: string, prefix: string): string {
+  const lines = shown.split('\n');
+  const start = lines.findIndex((line) => line.startsWith(`${prefix} `));
+  assert.ok(start >= 0, `no ${prefix} in\n${shown}`);
+  const end = lines.findIndex((line, index) => index > start && /^\S/.test(line));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+const communityLine = (community: string) =>
+  new RegExp(`BGP\\.large_community: .*${community.replace(/[()]/g, '\\$&')}`);
+
 describe('route servers on the ovs fabric', function () {
   this.timeout(240_000);
   let fabric: OvsFabric | undefined;
   let root: string;
   let nextFabric: (() => void) | undefined;
+  let cache: RtrCacheProcess | undefined;
   const roles = (name: string) => ({
     connection: [`ra-${name}-implementation`, `ra-${name}-noc`],
     config: [`ra-${name}-noc`, `ra-${name}-peering`],
     session: [`ra-${name}-noc`],
   });
   const customers: Customer[] = [
-    { account: SPREE, roles: roles('spree-networks'), pop: 'fra1', asn: 64511, prefix: '185.1.10.0/24' },
+    {
+      account: SPREE,
+      roles: roles('spree-networks'),
+      pop: 'fra1',
+      asn: 64511,
+      prefix: '185.1.10.0/24',
+      invalid: '185.1.11.0/24',
+    },
     { account: THAMES, roles: roles('thames-cloud'), pop: 'fra2', asn: 64512, prefix: '185.1.20.0/24' },
   ] as Customer[];
   const owned = (customer: Customer) => ({
@@ -90,7 +125,7 @@ describe('route servers on the ovs fabric', function () {
     );
 
   before(async function () {
-    const reason = whyOvsCannotRun(['bird', 'birdc']);
+    const reason = whyOvsCannotRun(['bird', 'birdc', 'stayrtr']);
     if (reason) cannotRun(this, `Open vSwitch and BIRD cannot run (${reason})`);
     nextFabric = await fabricTurn(this);
     root = mkdtempSync(path.join(tmpdir(), 'ixapi-rs-'));
@@ -106,6 +141,14 @@ describe('route servers on the ovs fabric', function () {
         const pidFile = path.join(customer.birdDir, 'bird.pid');
         const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
         if (pid > 0) await endProcess(pid, 5000, 'bird');
+      }
+      if (cache) {
+        await cache.stop();
+        assert.equal(processRuns(cache.pid), false, 'the RPKI cache is gone');
+        const left = await runProgram('pgrep', ['-f', path.join(root, 'vrps.json')]).catch(() => ({
+          stdout: '',
+        }));
+        assert.equal(left.stdout.trim(), '', 'no stayrtr is left');
       }
       if (fabric) {
         const record = await fabric.record();
@@ -200,7 +243,15 @@ describe('route servers on the ovs fabric', function () {
 
     // From here the workflows run on a worker driving the fabric and the route servers' BIRD.
     await runProgram('ip', ['link', 'del', linkOf(refused.device, refused.port).exchangeEnd]);
-    await setWorker({ deviceDriver: 'ovs', ovsRunDir: fabric!.runDir });
+    // The exchange's RPKI validator cache, where the route server's BIRD reaches it: on the
+    // loopback of its namespace.
+    cache = await startStayrtr(root, placed.namespace, VRPS);
+    const workerSettings = {
+      deviceDriver: 'ovs' as const,
+      ovsRunDir: fabric!.runDir,
+      rpkiRtr: [{ host: cache.host, port: cache.port }],
+    };
+    await setWorker(workerSettings);
     const failed = (await reaches(a.token, `/connections/${refused.connection}`, 'error')) as unknown as {
       status: Array<{ tag: string; message: string }>;
     };
@@ -276,7 +327,10 @@ describe('route servers on the ovs fabric', function () {
         `router id ${customer.address};`,
         `log "${customer.birdDir}/bird.log" all;`,
         'protocol device {}',
-        `protocol static announced { ipv4; route ${customer.prefix} blackhole; }`,
+        `protocol static announced { ipv4; ${[customer.prefix, customer.invalid ?? []]
+          .flat()
+          .map((prefix) => `route ${prefix} blackhole;`)
+          .join(' ')} }`,
         'protocol bgp routeserver {',
         `  local ${customer.address} as ${customer.asn};`,
         `  neighbor ${RS_ADDRESS} as 64500;`,
@@ -311,6 +365,23 @@ describe('route servers on the ovs fabric', function () {
     process.stdout.write(
       `      ${RS}: ${states.map((state) => `${state.protocol} ${state.state} ${state.bgpState}, ${state.importedRoutes} imported`).join('; ')}\n`,
     );
+    // The route server's BIRD holds the cache's ROAs.
+    const rsBirdc = async (args: string[]) =>
+      (await runProgram('birdc', ['-s', path.join(servers.directoryOf(RS), 'bird.ctl'), ...args])).stdout;
+    await eventually(
+      "the route server holding the RPKI cache's ROAs",
+      async () => {
+        const roas = await rsBirdc(['show', 'route', 'table', 'roa_v4']);
+        return VRPS.every(({ prefix, maxLength, asn }) => roas.includes(`${prefix}-${maxLength} AS${asn}`))
+          ? true
+          : undefined;
+      },
+      30_000,
+      500,
+    );
+    /** What each customer's BIRD learned from the route server, and whether an invalid route ever showed. */
+    const learned = new Map<Customer, string>();
+    const invalidSeen: string[] = [];
     for (const [learner, announcer] of [
       [a, b],
       [b, a],
@@ -318,14 +389,32 @@ describe('route servers on the ovs fabric', function () {
       const routes = await eventually(
         `${learner.asn} learning ${announcer.prefix} from the route server`,
         async () => {
-          const shown = await birdc(learner, ['show', 'route', 'protocol', 'routeserver']);
+          const shown = await birdc(learner, ['show', 'route', 'protocol', 'routeserver', 'all']);
+          if (announcer.invalid && shown.includes(announcer.invalid)) invalidSeen.push(shown);
           return shown.includes(announcer.prefix) ? shown : undefined;
         },
         30_000,
         500,
       );
       assert.ok(routes.includes(`via ${announcer.address}`), `the next hop is the announcer: ${routes}`);
+      learned.set(learner, routes);
+      process.stdout.write(
+        `      AS${learner.asn} learned from ${RS}:\n${routes.replace(/^/gm, '        ')}\n`,
+      );
     }
+    assert.match(routeOf(learned.get(b)!, a.prefix), communityLine(RPKI_VALID), 'RPKI valid, tagged so');
+    assert.match(routeOf(learned.get(a)!, b.prefix), communityLine(RPKI_NOT_FOUND), 'no ROA: not found');
+    // The invalid route reached the route server and stopped there: received, never passed on.
+    const received = await rsBirdc(['show', 'route', 'import', 'table', `${protocolName(a.session)}.ipv4`]);
+    assert.ok(received.includes(a.invalid!), `the route server received ${a.invalid}: ${received}`);
+    const routesFor = (prefix: string) => ['show', 'route', 'where', 'net', '=', prefix];
+    assert.ok(
+      (await rsBirdc(routesFor(a.prefix))).includes(a.prefix),
+      'the route server has the valid route',
+    );
+    assert.ok(!(await rsBirdc(routesFor(a.invalid!))).includes(a.invalid!), 'but not the invalid one');
+    assert.deepEqual(invalidSeen, [], `AS${b.asn} never learns the RPKI-invalid ${a.invalid}`);
+    assert.ok(!(await birdc(b, routesFor(a.invalid!))).includes(a.invalid!), `nor does AS${b.asn} now`);
     assert.equal(await pings(a, b), true, 'the customers reach each other across the two devices');
     assert.equal(await pings(b, a), true);
 
@@ -359,11 +448,7 @@ describe('route servers on the ovs fabric', function () {
     await eventually('the killed BIRD gone', async () =>
       (await servers.pid(RS)) === null ? true : undefined,
     );
-    const supervision = activitiesFor(stack().db, {
-      ...stack().config,
-      deviceDriver: 'ovs',
-      ovsRunDir: fabric!.runDir,
-    });
+    const supervision = activitiesFor(stack().db, { ...stack().config, ...workerSettings });
     const round = await supervision.superviseDevices();
     assert.deepEqual(round.restarted, [`bird of ${RS}`], JSON.stringify(round));
     assert.notEqual(await servers.pid(RS), killed);

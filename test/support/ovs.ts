@@ -10,6 +10,9 @@ import { linkOf } from '../../drivers/ovs/topology';
 import { acquireHostLock } from './host-lock';
 import { cannotRun, onPath } from './system-tools';
 
+/** The Debian packages of the programs the fabric's tests may need beside Open vSwitch. */
+const PACKAGES: Record<string, string> = { bird: 'bird2', birdc: 'bird2', stayrtr: 'stayrtr' };
+
 /** Why Open vSwitch cannot run here (with `more` programs besides), or undefined where it can. */
 export function whyOvsCannotRun(more: string[] = []): string | undefined {
   const missing = [
@@ -24,8 +27,9 @@ export function whyOvsCannotRun(more: string[] = []): string | undefined {
     'perl',
     ...more,
   ].filter((program) => !onPath(program));
+  const packages = [...new Set(more.map((program) => PACKAGES[program] ?? program))];
   if (missing.length)
-    return `${missing.join(', ')} not installed (Debian: apt-get install openvswitch-switch iputils-ping iproute2 ethtool perl${more.length ? ' bird2' : ''})`;
+    return `${missing.join(', ')} not installed (Debian: apt-get install openvswitch-switch iputils-ping iproute2 ethtool perl${packages.map((name) => ` ${name}`).join('')})`;
   if (process.getuid?.() !== 0) return 'not root: the fabric makes network namespaces and veth pairs';
   return undefined;
 }

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { RouteServerSettings } from '../../drivers/bird/config';
 import { birdConfig, birdString, protocolName, sessionsOfConfig } from '../../drivers/bird/config';
 import { parseProtocols } from '../../drivers/bird/process';
-import type { BgpSession } from '../../drivers/contract';
 import { DriverError } from '../../drivers/contract';
-import { onPath, systemTool } from '../support/system-tools';
+import { bgpSession, protocolBlock, ROUTE_SERVER, withBirdCheck } from '../support/bird-config';
 
 /**
  * The BIRD 2 configuration of a route server (drivers/bird/config.ts): one protocol per session in
@@ -16,35 +11,10 @@ import { onPath, systemTool } from '../support/system-tools';
  * passwords it can hold; and BIRD itself (`bird -p`) accepts the text, where it is installed.
  */
 
-const RS: RouteServerSettings = {
-  name: 'nf-route-server-1',
-  asn: 64500,
-  routerId: '192.0.2.1',
-  ipv4: '192.0.2.1',
-  ipv6: '2001:db8::1',
-};
+const RS = ROUTE_SERVER;
+const session = bgpSession;
 
-const session = (over: Partial<BgpSession> = {}): BgpSession => ({
-  name: 'nfc-7m2k9x4q1b8d3f6h',
-  peerAsn: 64501,
-  peerAddress: '192.0.2.11',
-  passive: false,
-  password: null,
-  asSet: null,
-  maxPrefix: null,
-  insertIxpAsn: false,
-  flags: [],
-  ...over,
-});
-
-/** The lines of the `protocol bgp` block of `name` (trimmed), from its opening to its closing brace. */
-function block(config: string, name: string): string[] {
-  const lines = config.split('\n');
-  const start = lines.indexOf(`protocol bgp ${protocolName(name)} {`);
-  assert.ok(start >= 0, `no protocol for ${name} in\n${config}`);
-  const end = lines.indexOf('}', start);
-  return lines.slice(start, end + 1).map((line) => line.trim());
-}
+const block = protocolBlock;
 
 const refused = (code: string, pattern: RegExp) => (error: unknown) =>
   error instanceof DriverError && error.code === code && pattern.test(error.message);
@@ -200,14 +170,7 @@ describe('BIRD route-server configuration', () => {
   });
 
   it('is accepted by `bird -p`', function () {
-    const bird = systemTool(this, onPath('bird'), 'bird (Debian package bird2)');
-    const dir = mkdtempSync(path.join(tmpdir(), 'bird-config-'));
-    try {
-      const file = path.join(dir, 'bird.conf');
-      const check = (config: string) => {
-        writeFileSync(file, config);
-        return spawnSync(bird, ['-p', '-c', file], { encoding: 'utf8' });
-      };
+    withBirdCheck(this, (check, dir) => {
       const config = birdConfig({ ...RS, logFile: path.join(dir, 'bird.log') }, [
         session(),
         session({
@@ -228,8 +191,6 @@ describe('BIRD route-server configuration', () => {
       const broken = check(config.replace('rs client;', 'rs clint;'));
       assert.notEqual(broken.status, 0);
       assert.match(broken.stderr, /syntax error/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

@@ -288,6 +288,28 @@ describe('configuration', () => {
     failsOn('IXF_EXPORT_MAX_AGE', { IXF_EXPORT_MAX_AGE: 'soon' });
   });
 
+  it('reads the RPKI validator caches of the route servers, none unless set', () => {
+    assert.deepEqual(loadConfig(keys).rpkiRtr, []);
+    assert.deepEqual(
+      loadConfig({ ...keys, RPKI_RTR: ' 192.0.2.5:3323, [2001:db8::5]:323,rtr.example.net:8282 ' }).rpkiRtr,
+      [
+        { host: '192.0.2.5', port: 3323 },
+        { host: '2001:db8::5', port: 323 },
+        { host: 'rtr.example.net', port: 8282 },
+      ],
+    );
+    for (const bad of [
+      '192.0.2.5',
+      '2001:db8::5:323',
+      '192.0.2.5:0',
+      'a b:1',
+      '[192.0.2.5]:1',
+      '1.2.3:9',
+      'x:1,X:1',
+    ])
+      failsOn('RPKI_RTR', { RPKI_RTR: bad });
+  });
+
   it('documents every variable it reads', () => {
     const names = CONFIG_VARIABLES.map((v) => v.name);
     assert.equal(new Set(names).size, names.length);
