@@ -12,13 +12,19 @@ const readCommitted = new WeakSet<Transaction>();
 export const isReadCommitted = (transaction: Transaction): boolean => readCommitted.has(transaction);
 
 /**
- * Whether the database rolled the transaction back to resolve a conflict: a deadlock, or on a
- * Galera cluster a certification conflict with a transaction another node committed first (both
- * answer 1213). Everything the transaction did was undone, so it may simply run again.
+ * Whether the database refused the transaction to resolve a conflict: a deadlock, or on a Galera
+ * cluster a certification conflict with a transaction another node committed first (both answer
+ * 1213), or a wait for a row lock that timed out (1205; on a cluster, a lock an applied write of
+ * another node held). The unit of work rolls it back whole, so it may simply run again.
  */
 export function isConflict(error: unknown): boolean {
   const cause = (error as { parent?: { errno?: number; code?: string } } | null)?.parent;
-  return cause?.errno === 1213 || cause?.code === 'ER_LOCK_DEADLOCK';
+  return (
+    cause?.errno === 1213 ||
+    cause?.errno === 1205 ||
+    cause?.code === 'ER_LOCK_DEADLOCK' ||
+    cause?.code === 'ER_LOCK_WAIT_TIMEOUT'
+  );
 }
 
 export interface UnitOfWorkOptions {

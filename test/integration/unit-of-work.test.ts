@@ -8,18 +8,7 @@ import { migrate } from '../../db/migrator';
 import type { PendingMessage } from '../../db/repositories/outbox-repository';
 import { isConflict, unitOfWork } from '../../db/unit-of-work';
 import { stack, throwAwayDatabaseUrl } from '../support/stack';
-
-/** Resolves once `count` callers have arrived: each waits for all. */
-function barrier(count: number) {
-  let arrived = 0;
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return () => {
-    arrived += 1;
-    if (arrived === count) open();
-    return opened;
-  };
-}
+import { barrier } from '../support/wait';
 
 /**
  * A write is one unit of work: its rows and its outbox rows commit together, a write the database
@@ -116,6 +105,11 @@ describe('the unit of work', function () {
     let runs = 0;
     const conflict = Object.assign(new Error('Deadlock found'), { parent: { errno: 1213 } });
     assert.equal(isConflict(conflict), true);
+    // A lock wait that timed out is one too: the whole transaction runs again.
+    assert.equal(
+      isConflict(Object.assign(new Error('Lock wait timeout'), { parent: { errno: 1205 } })),
+      true,
+    );
     await assert.rejects(
       unitOfWork(db.sequelize, () => {
         runs += 1;
