@@ -28,6 +28,7 @@ import * as accountNameKeys from './migrations/0025-account-name-keys';
 import * as loginRevocations from './migrations/0026-login-revocations';
 import * as eventResources from './migrations/0027-event-resources';
 import * as apiKeyLastUse from './migrations/0028-api-key-last-use';
+import * as outboxClaimHolders from './migrations/0029-outbox-claim-holders';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -64,6 +65,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0026-login-revocations', loginRevocations],
   ['0027-event-resources', eventResources],
   ['0028-api-key-last-use', apiKeyLastUse],
+  ['0029-outbox-claim-holders', outboxClaimHolders],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

@@ -1,8 +1,10 @@
 import type { WorkflowStart } from '../../domain/families';
+import { randomUUID } from 'node:crypto';
 import { context, propagation } from '@opentelemetry/api';
 import type { Transaction } from 'sequelize';
 import { Op, QueryTypes } from 'sequelize';
 import type { Models } from '../models';
+import { isConflict } from '../unit-of-work';
 
 export type { WorkflowStart };
 
@@ -89,6 +91,8 @@ export function createOutboxRepository({ models }: { models: Models }) {
   /** Claims run on the database's clock, which every replica shares. */
   const CLAIMABLE = 'delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < NOW(3))';
   const CLAIM_UNTIL = 'NOW(3) + INTERVAL :leaseUs MICROSECOND';
+  /** How many batches of candidates a claim looks at when others take the first ones. */
+  const CLAIM_ROUNDS = 3;
 
   return {
     enqueue,
@@ -107,49 +111,71 @@ export function createOutboxRepository({ models }: { models: Models }) {
 
     /**
      * Claims one message for `leaseMs` unless it was delivered or another process holds it: whoever
-     * sends a message claims it first, so of several API replicas only one sends each.
+     * sends a message claims it first, so of several API replicas only one sends each. A claim that
+     * lost to another node's at the same moment (a conflict, on a Galera cluster) is no claim.
      */
     async claim(id: number, leaseMs: number): Promise<boolean> {
-      const [, affected] = await sequelize.query(
-        `UPDATE workflow_outbox SET claimed_until = ${CLAIM_UNTIL} WHERE id = :id AND ${CLAIMABLE}`,
-        { replacements: { id, leaseUs: leaseMs * 1000 }, type: QueryTypes.UPDATE },
-      );
-      return affected === 1;
+      try {
+        const [, affected] = await sequelize.query(
+          `UPDATE workflow_outbox SET claimed_until = ${CLAIM_UNTIL}, claimed_by = NULL WHERE id = :id AND ${CLAIMABLE}`,
+          { replacements: { id, leaseUs: leaseMs * 1000 }, type: QueryTypes.UPDATE },
+        );
+        return affected === 1;
+      } catch (error) {
+        if (isConflict(error)) return false;
+        throw error;
+      }
     },
 
     /**
      * Claims for `leaseMs` up to `limit` undelivered messages written more than `graceMs` ago that no
-     * other process holds, oldest first. Rows another replica is claiming at the same moment are
-     * skipped rather than waited for (`SKIP LOCKED`), so concurrent relays take disjoint batches.
+     * other process holds, oldest first. The rows are taken by one conditional update that marks
+     * them with a token of this claim, and read back by it: a row another process claimed first
+     * (on this node or another of a Galera cluster) no longer qualifies and stays theirs, and an
+     * update that lost a conflict took nothing. Rows others took are passed over for the next ones,
+     * a few times, so that concurrent relays take disjoint batches.
      */
     async claimDue(options: { graceMs: number; leaseMs: number; limit?: number }): Promise<PendingMessage[]> {
-      return sequelize.transaction(async (transaction) => {
-        const rows = await sequelize.query<{ id: number | string }>(
+      const limit = options.limit ?? 50;
+      const token = randomUUID();
+      let taken = 0;
+      let after = 0;
+      for (let round = 0; round < CLAIM_ROUNDS && taken < limit; round += 1) {
+        const candidates = await sequelize.query<{ id: number | string }>(
           `SELECT id FROM workflow_outbox
-            WHERE ${CLAIMABLE} AND created_at < NOW(3) - INTERVAL :graceUs MICROSECOND
-            ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED`,
+            WHERE ${CLAIMABLE} AND created_at < NOW(3) - INTERVAL :graceUs MICROSECOND AND id > :after
+            ORDER BY id LIMIT :wanted`,
           {
-            replacements: { graceUs: options.graceMs * 1000, limit: options.limit ?? 50 },
+            replacements: { graceUs: options.graceMs * 1000, after, wanted: limit - taken },
             type: QueryTypes.SELECT,
-            transaction,
           },
         );
-        if (rows.length === 0) return [];
-        const ids = rows.map((row) => Number(row.id));
-        await sequelize.query(
-          `UPDATE workflow_outbox SET claimed_until = ${CLAIM_UNTIL} WHERE id IN (:ids)`,
-          {
-            replacements: { ids, leaseUs: options.leaseMs * 1000 },
-            transaction,
-          },
-        );
-        const claimed = await models.Outbox.findAll({
-          where: { id: ids },
-          order: [['id', 'ASC']],
-          transaction,
-        });
-        return claimed.map(toPending);
+        if (candidates.length === 0) break;
+        const ids = candidates.map((row) => Number(row.id));
+        after = ids[ids.length - 1];
+        try {
+          const [, affected] = await sequelize.query(
+            `UPDATE workflow_outbox SET claimed_until = ${CLAIM_UNTIL}, claimed_by = :token
+              WHERE id IN (:ids) AND ${CLAIMABLE}`,
+            { replacements: { ids, token, leaseUs: options.leaseMs * 1000 }, type: QueryTypes.UPDATE },
+          );
+          taken += affected;
+        } catch (error) {
+          // Another node claimed some of them first: they are theirs, and this update took none.
+          if (!isConflict(error)) throw error;
+        }
+      }
+      if (taken === 0) return [];
+      const held = await sequelize.query<{ id: number | string }>(
+        `SELECT id FROM workflow_outbox WHERE claimed_by = :token AND delivered_at IS NULL ORDER BY id`,
+        { replacements: { token }, type: QueryTypes.SELECT },
+      );
+      if (held.length === 0) return [];
+      const claimed = await models.Outbox.findAll({
+        where: { id: held.map((row) => Number(row.id)) },
+        order: [['id', 'ASC']],
       });
+      return claimed.map(toPending);
     },
 
     async markDelivered(id: number): Promise<void> {
