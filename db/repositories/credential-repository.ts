@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import { Op } from 'sequelize';
 import type { Models } from '../models';
+import { unitOfWork } from '../unit-of-work';
 
 const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 
@@ -137,19 +138,25 @@ export function createCredentialRepository({ models, hashKey }: { models: Models
       },
       now = new Date(),
     ): Promise<void> {
-      await models.RefreshToken.create(token);
-      await models.ApiKey.update(
-        { lastUsedAt: now },
-        {
-          where: {
-            apiKey: token.apiKey,
-            [Op.or]: [
-              { lastUsedAt: null },
-              { lastUsedAt: { [Op.lte]: new Date(now.getTime() - KEY_USE_PRECISION_MS) } },
-            ],
+      // One unit of work, run again should certification on a Galera cluster refuse it: the new
+      // token refers to the key's row, which a login with the same key on another node may be
+      // changing at the same moment.
+      await unitOfWork(models.ApiKey.sequelize!, async (transaction) => {
+        await models.RefreshToken.create(token, { transaction });
+        await models.ApiKey.update(
+          { lastUsedAt: now },
+          {
+            where: {
+              apiKey: token.apiKey,
+              [Op.or]: [
+                { lastUsedAt: null },
+                { lastUsedAt: { [Op.lte]: new Date(now.getTime() - KEY_USE_PRECISION_MS) } },
+              ],
+            },
+            transaction,
           },
-        },
-      );
+        );
+      });
     },
 
     /**
