@@ -4,7 +4,7 @@ import { unitOfWork } from '../../db/unit-of-work';
 import type { GaleraStack } from './stack';
 import { galeraStack, rowsOn } from './stack';
 
-const MESSAGES = 240;
+const MESSAGES = 300;
 const PREFIX = 'ixapi:galera-claim:';
 
 /**
@@ -32,12 +32,16 @@ describe('outbox claims on a Galera cluster', function () {
       const claimed: PendingMessage[] = [];
       let rounds = 0;
       for (let empty = 0; empty < 3; rounds += 1) {
-        const batch = await stack.dbs[node].outbox.claimDue({ graceMs: 0, leaseMs: 600_000, limit: 7 });
+        const batch = await stack.dbs[node].outbox.claimDue({ graceMs: 0, leaseMs: 600_000, limit: 5 });
         claimed.push(...ours(batch));
         empty = batch.length ? 0 : empty + 1;
       }
       return { claimed, rounds };
     };
+    // Both nodes' connections are open before the relays start, so that neither starts late.
+    await Promise.all(
+      [0, 1].map((node) => Promise.all(Array.from({ length: 4 }, () => stack.dbs[node].ping()))),
+    );
     const [first, second] = await Promise.all([relay(0), relay(1)]);
 
     const ids = (messages: PendingMessage[]) => messages.map((m) => m.workflowId);
