@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: the production build, then the integration tests against a real MariaDB and a real
 # Temporal dev server (started by the suite itself), with everything else beside them: the fabric
-# tests (Open vSwitch and BIRD, one file after another), and at a lower CPU priority lint,
-# formatting, the OpenAPI document, the type check, and the unit and workflow tests. Ends with one
-# line counting every test.
+# tests (Open vSwitch and BIRD, one file after another), the Galera tests (on a cluster of their
+# own), and at a lower CPU priority lint, formatting, the OpenAPI document, the type check, and the
+# unit and workflow tests. Ends with one line counting every test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,20 +24,22 @@ npm run --silent build -- --no-check || exit 1
 # idle rather than slowing it down. The workflow tier keeps timers of its own: it comes before the
 # checks, which wait for nothing. The unit tier is not `nice`d: it needs about a minute of CPU in
 # all, but behind the integration tier's processes at a lower priority it got so little of the CPU
-# that its tests took up to sixty times as long as alone, near their timeouts. Nor is the fabric tier:
-# its files run one at a time (one Open vSwitch fabric per host) and wait on pings and BGP timers
-# more than they compute.
+# that its tests took up to sixty times as long as alone, near their timeouts. Nor are the fabric and
+# Galera tiers: their files run one at a time (one Open vSwitch fabric per host; one cluster of three
+# mariadbd processes for the Galera tier) and wait on pings, BGP timers and state transfers more than
+# they compute.
 declare -A command=(
   [unit]="bash scripts/mocha-tier.sh unit"
   [workflows]="bash scripts/mocha-tier.sh workflows"
   [fabric]="bash scripts/mocha-tier.sh fabric"
+  [galera]="bash scripts/mocha-tier.sh galera"
   [lint:code]="npm run --silent lint:code"
   [lint:format]="npm run --silent lint:format"
   [lint:spec]="npm run --silent lint:spec"
   [typecheck]="npm run --silent typecheck"
 )
-declare -A niceness=([fabric]=0 [unit]=0 [workflows]=10 [lint:code]=19 [lint:format]=19 [lint:spec]=19 [typecheck]=19)
-beside=(lint:code lint:format lint:spec typecheck unit workflows fabric)
+declare -A niceness=([fabric]=0 [galera]=0 [unit]=0 [workflows]=10 [lint:code]=19 [lint:format]=19 [lint:spec]=19 [typecheck]=19)
+beside=(lint:code lint:format lint:spec typecheck unit workflows fabric galera)
 for job in "${beside[@]}"; do
   (
     echo "$SECONDS" >"$logs/$job.start"
@@ -85,7 +87,7 @@ for job in "${beside[@]}"; do
   cat "$logs/$job"
   code=$(cat "$logs/$job.code")
   case "$job" in
-    unit | workflows | fabric) count "$logs/$job" "$code" ;;
+    unit | workflows | fabric | galera) count "$logs/$job" "$code" ;;
     *) [ "$code" = 0 ] || { status=1; echo "$job failed (exit $code)"; } ;;
   esac
 done
