@@ -29,6 +29,7 @@ import * as loginRevocations from './migrations/0026-login-revocations';
 import * as eventResources from './migrations/0027-event-resources';
 import * as apiKeyLastUse from './migrations/0028-api-key-last-use';
 import * as outboxClaimHolders from './migrations/0029-outbox-claim-holders';
+import * as quotaTurns from './migrations/0030-quota-turns';
 
 interface Migration {
   up(params: { context: QueryInterface }): Promise<void>;
@@ -66,6 +67,7 @@ const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['0027-event-resources', eventResources],
   ['0028-api-key-last-use', apiKeyLastUse],
   ['0029-outbox-claim-holders', outboxClaimHolders],
+  ['0030-quota-turns', quotaTurns],
 ];
 
 export function createMigrator(sequelize: Sequelize, log: (message: string) => void = () => {}) {

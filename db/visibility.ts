@@ -9,12 +9,14 @@ import { accessToAccount, canSee } from '../domain/authority';
  * hierarchy has no cycles (writes refuse them), and the depth bound keeps a damaged hierarchy from
  * looping.
  */
-export const managedTree = (anchor: string) =>
-  `WITH RECURSIVE managed (id, depth) AS (
+export const managedCte = (anchor: string) =>
+  `managed (id, depth) AS (
      SELECT id, 0 FROM accounts WHERE ${anchor}
      UNION
      SELECT a.id, m.depth + 1 FROM accounts a JOIN managed m ON a.managing_account = m.id WHERE m.depth < 32
    )`;
+
+export const managedTree = (anchor: string) => `WITH RECURSIVE ${managedCte(anchor)}`;
 
 async function accountTree(
   sequelize: Sequelize,
