@@ -85,59 +85,66 @@ export function createPortAllocation(sequelize: Sequelize) {
           demand.device ? 'connection' : 'product_offering',
           `no device ${where} has ${demand.quantity} free ${demand.speed} Mbit/s port(s)`,
         );
-      // Spare ports of the exchange's (the account that holds them) of the speed, on device `d`, at
-      // its PoP, seen through `alias`.
-      const spareOn = (alias: string) =>
-        `${alias}.device = d.id AND ${alias}.connection IS NULL AND ${alias}.speed = :speed
-           AND ${alias}.managing_account = x.exchange AND ${alias}.state = 'production' AND ${alias}.pop = d.pop`;
-      // The devices at the PoP, or at every PoP of the metro area network, each with its spare ports
-      // and the exchange's account, in one statement, fullest first so bundles keep devices compact.
-      // Each device's spare ports are counted up to SPARE_COUNT_CAP only (through the spare-port
-      // index: those up to the cap-th), so an exchange with thousands of spare ports pays as little
-      // as one with a few: devices with more than that many count as equally roomy. Read committed:
-      // each attempt sees what other orders committed meanwhile.
-      const cap = Math.max(demand.quantity, SPARE_COUNT_CAP);
-      const counted = `SELECT d.id AS device, d.pop, x.exchange,
-           (SELECT COUNT(*) FROM ports p WHERE ${spareOn('p')} AND p.id <= COALESCE(
-              (SELECT c.id FROM ports c WHERE ${spareOn('c')} ORDER BY c.id LIMIT 1 OFFSET ${cap - 1}), p.id)
-           ) AS spare
-         FROM devices d
-         ${demand.pop === null ? 'JOIN pops m ON m.id = d.pop' : ''}
-         CROSS JOIN (SELECT MIN(id) AS exchange FROM accounts WHERE is_exchange = 1) x
-         WHERE ${demand.pop === null ? 'm.metro_area_network = :man' : 'd.pop = :pop'}
-           ${demand.device ? 'AND d.id = :onDevice' : ''}`;
+      // The devices at the PoP, or at every PoP of the metro area network, in one statement.
+      const onDevice = demand.device ? ' AND d.id = :onDevice' : '';
+      // With them the exchange's account, which holds the spare ports.
+      const exchange = '(SELECT MIN(id) FROM accounts WHERE is_exchange = 1) AS exchange';
+      const devices = await sequelize.query<{ id: string; pop: string; exchange: string | null }>(
+        demand.pop === null
+          ? `SELECT d.id, d.pop, ${exchange} FROM devices d JOIN pops p ON p.id = d.pop
+              WHERE p.metro_area_network = :man${onDevice} ORDER BY d.id`
+          : `SELECT d.id, d.pop, ${exchange} FROM devices d WHERE d.pop = :pop${onDevice} ORDER BY d.id`,
+        {
+          replacements: { man: demand.metroAreaNetwork, pop: demand.pop, onDevice: demand.device ?? null },
+          type: QueryTypes.SELECT,
+          transaction,
+        },
+      );
+      if (!devices.length) throw noPorts();
+      const atPops = devices.map((row) => row.id);
+      const pops = [...new Set(devices.map((row) => row.pop))];
+      const spare = `connection IS NULL AND managing_account = :exchange AND speed = :speed
+        AND state = 'production' AND pop IN (:pops)${demand.device ? ' AND device = :onDevice' : ''}`;
       const replacements = {
         ...demand,
         ...demand.accounts,
-        man: demand.metroAreaNetwork,
+        exchange: devices[0].exchange,
+        pops,
         onDevice: demand.device ?? null,
       };
-      const candidates = async () => {
-        const rows = await sequelize.query<{
-          device: string;
-          pop: string;
-          exchange: string | null;
-          spare: number | string;
-        }>(counted, { replacements, type: QueryTypes.SELECT, transaction });
-        return rows
-          .map((row) => ({ ...row, spare: Number(row.spare) }))
+      // Devices with enough spare ports, fullest first so bundles keep devices compact. Each
+      // device's spare ports are counted up to SPARE_COUNT_CAP only (through the spare-port index),
+      // so an exchange with thousands of spare ports pays as little as one with a few: devices
+      // with more than that many count as equally roomy. Read committed: each attempt sees what
+      // other orders committed meanwhile.
+      const cap = Math.max(demand.quantity, SPARE_COUNT_CAP);
+      const counted = atPops
+        .map(
+          (_, i) =>
+            `SELECT :device${i} AS device, COUNT(*) AS spare FROM (SELECT 1 FROM ports WHERE ${spare} AND device = :device${i} LIMIT ${cap}) x`,
+        )
+        .join(' UNION ALL ');
+      const named = Object.fromEntries(atPops.map((device, i) => [`device${i}`, device]));
+      const candidates = async () =>
+        (
+          await sequelize.query<{ device: string; spare: number | string }>(counted, {
+            replacements: { ...replacements, ...named },
+            type: QueryTypes.SELECT,
+            transaction,
+          })
+        )
+          .map((row) => ({ device: row.device, spare: Number(row.spare) }))
           .filter((row) => row.spare >= demand.quantity)
           .sort((a, b) => a.spare - b.spare || (a.device < b.device ? -1 : a.device > b.device ? 1 : 0));
-      };
       for (const deadline = Date.now() + PATIENCE_MS; Date.now() < deadline;) {
         const devices = await candidates();
         if (!devices.length) break;
-        for (const { device, pop, exchange } of devices) {
+        for (const { device } of devices) {
           // Skips ports other orders hold: they may take them, or leave them for the next attempt.
           const ports = await sequelize.query<{ id: string; name: string; pop: string }>(
-            `SELECT id, name, pop FROM ports WHERE device = :device AND connection IS NULL AND speed = :speed
-               AND managing_account = :exchange AND state = 'production' AND pop = :pop
+            `SELECT id, name, pop FROM ports WHERE ${spare} AND device = :device
              ORDER BY id LIMIT :quantity FOR UPDATE SKIP LOCKED`,
-            {
-              replacements: { ...replacements, device, pop, exchange },
-              type: QueryTypes.SELECT,
-              transaction,
-            },
+            { replacements: { ...replacements, device }, type: QueryTypes.SELECT, transaction },
           );
           if (ports.length < demand.quantity) continue;
           await sequelize.query(
