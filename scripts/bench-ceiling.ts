@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { Client, Connection } from '@temporalio/client';
 import express from 'express';
 import mysql from 'mysql2/promise';
 
@@ -8,6 +9,9 @@ import mysql from 'mysql2/promise';
  * - POST /write runs, for each request, what an order costs the database at least: one transaction
  *   inserting the resource's row, its event and its outbox entry (tables `bench_ceiling_*`, made by
  *   the benchmark), through a pool as large as the API's, and answers the body it was sent.
+ * - POST /order does the same and, after answering, starts one workflow of a type no worker runs
+ *   on the Temporal server at TEMPORAL_ADDRESS (namespace TEMPORAL_NAMESPACE): an order's
+ *   irreducible work, its start sent once it is answered.
  * With CEILING_PROCESSES=n, n processes share the port as the API's do with API_PROCESSES (node:cluster);
  * CEILING_BODY then sets the body, as POST /set would reach one process only.
  */
@@ -32,12 +36,13 @@ function serve(): void {
     body = String(req.body);
     res.status(204).end();
   });
-  app.post('/write', express.json(), async (req, res) => {
+  /** One transaction of the three inserts; answers the id it wrote. */
+  async function write(order: unknown): Promise<string> {
     const connection = await pool!.getConnection();
     try {
       const now = new Date();
       const id = `bench-${process.pid}-${(written += 1)}`;
-      const text = JSON.stringify(req.body);
+      const text = JSON.stringify(order);
       await connection.beginTransaction();
       await connection.query('INSERT INTO bench_ceiling_rows (id, body, created_at) VALUES (?, ?, ?)', [
         id,
@@ -53,14 +58,41 @@ function serve(): void {
         [id, text, now],
       );
       await connection.commit();
-      res.status(201).json({ id, ...(req.body as object) });
+      return id;
     } catch (error) {
       await connection.rollback().catch(() => undefined);
-      res.status(500).json({ error: String(error) });
+      throw error;
     } finally {
       connection.release();
     }
-  });
+  }
+
+  let temporal: Promise<Client> | undefined;
+  const client = () =>
+    (temporal ??= Connection.connect({ address: process.env.TEMPORAL_ADDRESS }).then(
+      (connection) => new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }),
+    ));
+
+  for (const [route, starts] of [
+    ['/write', false],
+    ['/order', true],
+  ] as const)
+    app.post(route, express.json(), async (req, res) => {
+      let id: string;
+      try {
+        id = await write(req.body);
+      } catch (error) {
+        res.status(500).json({ error: String(error) });
+        return;
+      }
+      res.status(201).json({ id, ...(req.body as object) });
+      if (starts)
+        await (
+          await client()
+        ).workflow
+          .start('benchCeilingOrder', { taskQueue: 'bench-ceiling-orders', workflowId: id, args: [] })
+          .catch((error: unknown) => process.stderr.write(`start of ${id} failed: ${String(error)}\n`));
+    });
   app.get('/{*path}', (_req, res) => {
     res.type('application/json').send(body);
   });
