@@ -38,6 +38,8 @@ const PROVIDERS = [
 ];
 /** How long a node may take to start, or to join and receive its state. */
 const START_TIMEOUT_MS = 120_000;
+/** How often a joiner that exited before it synced is started, in all. */
+const JOIN_ATTEMPTS = 3;
 const STOP_TIMEOUT_MS = 30_000;
 const SST_USER = 'sst';
 const SST_PASSWORD = 'sst-in-tests';
@@ -303,10 +305,21 @@ export async function startGaleraCluster({
     }
     // One joiner at a time: a node joining while another receives its state changes the view under
     // the donor's backup, which then fails.
-    for (const node of others) {
-      launch(node, []);
-      await synced(node, node.index + 1);
-    }
+    // A joiner whose group communication fails to start (Galera now and then aborts at once with
+    // "Failed to set thread schedparams" on a loaded machine) is started again, twice at most.
+    for (const node of others)
+      for (let attempt = 1; ; attempt += 1) {
+        launch(node, []);
+        try {
+          await synced(node, node.index + 1);
+          break;
+        } catch (error) {
+          if (attempt >= JOIN_ATTEMPTS || node.child?.exitCode === null) throw error;
+          process.stdout.write(
+            `  (galera: node ${node.index + 1} exited while joining; starting it again)\n`,
+          );
+        }
+      }
     await Promise.all(nodes.map((node) => synced(node, size)));
   } catch (error) {
     await stop();
