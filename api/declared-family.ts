@@ -61,6 +61,12 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
     },
   });
   const byId = [ref('parameters', 'IdempotencyKey'), ref('parameters', 'ResourceId')];
+  /** What a write to one resource answers: the resource, or that there is none, or a write's problems. */
+  const changedAnswers = (description: string) => ({
+    '200': one(description),
+    '404': ref('responses', 'NotFound'),
+    ...WRITE_ANSWERS,
+  });
   const filters = Object.entries(family.properties)
     .filter(([, declared]) => declared.filter)
     .map(([property, declared]) => {
@@ -153,11 +159,7 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
             summary: `Replace a ${noun}.`,
             parameters: byId,
             requestBody: body(`${name}Request`),
-            responses: {
-              '200': one('The updated resource.'),
-              '404': ref('responses', 'NotFound'),
-              ...WRITE_ANSWERS,
-            },
+            responses: changedAnswers('The updated resource.'),
           },
           patch: {
             operationId: `${prefix}_partial_update`,
@@ -165,22 +167,14 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
             summary: `Change some properties of a ${noun}.`,
             parameters: byId,
             requestBody: body(`${name}Patch`, true),
-            responses: {
-              '200': one('The updated resource.'),
-              '404': ref('responses', 'NotFound'),
-              ...WRITE_ANSWERS,
-            },
+            responses: changedAnswers('The updated resource.'),
           },
           delete: {
             operationId: `${prefix}_destroy`,
             tags,
             summary: `Delete a ${noun}.`,
             parameters: byId,
-            responses: {
-              '200': one('The deleted resource.'),
-              '404': ref('responses', 'NotFound'),
-              ...WRITE_ANSWERS,
-            },
+            responses: changedAnswers('The deleted resource.'),
           },
         },
         { put: 'change', patch: 'change', delete: 'destroy' },

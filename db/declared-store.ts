@@ -181,9 +181,6 @@ export function createDeclaredStore(deps: {
   const writing = family.quota || family.unique ? allocatingTransaction : unitOfWork;
 
   return {
-    findById: async (id: string) =>
-      ((await readResource(sequelize, collection, id)) ?? undefined) as DeclaredResource | undefined,
-
     async create(input: Record<string, unknown>): Promise<DeclaredResource> {
       return writing(sequelize, async (transaction) => {
         if (family.quota)
