@@ -25,6 +25,7 @@ const WRITE_ANSWERS = {
   '415': ref('responses', 'UnsupportedMediaType'),
   '422': ref('responses', 'IdempotencyKeyReused'),
   '429': ref('responses', 'TooManyRequests'),
+  '503': ref('responses', 'ServiceUnavailable'),
 };
 const PAGINATION_HEADERS = ['Limit', 'Offset', 'Items', 'Pages', 'Page', 'Token', 'Next'].map(
   (name) => `X-Pagination-${name}`,
@@ -125,6 +126,7 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
               '401': ref('responses', 'AuthenticationFailed'),
               '403': ref('responses', 'PermissionDenied'),
               '429': ref('responses', 'TooManyRequests'),
+              '503': ref('responses', 'ServiceUnavailable'),
             },
           },
           post: {
@@ -151,6 +153,7 @@ export function declaredDocument(family: DeclaredFamily): DocumentFragment {
               '403': ref('responses', 'PermissionDenied'),
               '404': ref('responses', 'NotFound'),
               '429': ref('responses', 'TooManyRequests'),
+              '503': ref('responses', 'ServiceUnavailable'),
             },
           },
           put: {

@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Sequelize } from 'sequelize';
 import { addDatabasePoolMetrics, createCollectionFailures, METRICS_PREFIX } from '../telemetry/metrics';
 import type { HealthReport } from './health';
+import { conflictsRetried } from '../db/unit-of-work';
 
 /** The operation label of a request no IX-API operation took (unknown paths, methods, the docs). */
 export const UNROUTED = 'unrouted';
@@ -57,7 +58,7 @@ export function createApiMetrics(deps: {
   const { registry } = deps;
   const now = deps.now ?? Date.now;
   const failed = createCollectionFailures(registry, deps.logger);
-  addDatabasePoolMetrics(registry, deps.sequelize, failed);
+  addDatabasePoolMetrics(registry, deps.sequelize, failed, conflictsRetried);
   const duration = new Histogram({
     name: `${METRICS_PREFIX}http_request_duration_seconds`,
     help: `Time to answer a request, by IX-API operation id ("${UNROUTED}" for none) and status class`,

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { RequestProblem } from './request-problems';
 import type { Logger } from 'pino';
-import { isConflict } from '../db/unit-of-work';
+import { isConflict, isUnavailable } from '../db/unit-of-work';
 import type { ProblemTypeName } from '../domain/errors';
 import { ConnectionAcquireTimeoutError, ForeignKeyConstraintError, UniqueConstraintError } from 'sequelize';
 import {
@@ -12,6 +12,9 @@ import {
   UnableToFulfillError,
   ValidationError,
 } from '../domain/errors';
+
+/** Seconds a client waits before it asks again while the database is unavailable. */
+const DATABASE_RETRY_AFTER_S = 5;
 
 /** Writes an IX-API problem response. */
 export function sendProblem(res: Response, error: DomainError): void {
@@ -118,6 +121,23 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
           'server-error',
           'Service Unavailable',
           'The service is too busy to take this request now; nothing was changed, try again shortly.',
+        ),
+      );
+      return;
+    }
+    // The database (on a Galera cluster, this replica's node) is down or not part of the cluster
+    // yet: another replica, or this one a little later, can serve. A write whose connection went
+    // while it committed may have been taken, which the answer cannot know: the client looks first.
+    if (isUnavailable(error)) {
+      (req.log ?? logger).warn({ err: (error as Error).message }, 'the database is unavailable');
+      res.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
+      sendProblem(
+        res,
+        new HttpProblem(
+          503,
+          'server-error',
+          'Service Unavailable',
+          'The database is unavailable for a moment; try again shortly. A change sent just now may have been taken: read it back before you send it again.',
         ),
       );
       return;

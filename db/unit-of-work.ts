@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sequelize } from 'sequelize';
-import { Transaction } from 'sequelize';
+import { ConnectionError, Transaction } from 'sequelize';
 
 /** How often a write the database rolled back for a conflict is run again before the error stands. */
 const CONFLICT_ATTEMPTS = 5;
@@ -26,6 +26,46 @@ export function isConflict(error: unknown): boolean {
     cause?.code === 'ER_LOCK_WAIT_TIMEOUT'
   );
 }
+
+/** What a connection whose server went away, or never answered, fails with (mysql2's codes). */
+const CONNECTION_GONE: ReadonlySet<string> = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+]);
+
+/**
+ * The server's own refusals that say it cannot serve now: a Galera node that is not part of the
+ * primary component yet (1047, "WSREP has not yet prepared node for application use"), a server
+ * shutting down (1053), a connection the server killed (1927), and the client library's "server
+ * has gone away" and "lost connection" (2006, 2013).
+ */
+const SERVER_NOT_SERVING: ReadonlySet<number> = new Set([1047, 1053, 1927, 2006, 2013]);
+
+/**
+ * Whether the database could not be reached or could not serve: its server (on a cluster, the
+ * node this process uses) is down, restarting or not yet part of the cluster. Another try a little
+ * later may well succeed. A write whose connection went while it committed may have been taken.
+ */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof ConnectionError) return true;
+  const cause = (error as { parent?: { errno?: number; code?: string; fatal?: boolean } } | null)?.parent;
+  if (!cause) return false;
+  return (
+    (cause.code !== undefined && CONNECTION_GONE.has(cause.code)) ||
+    (cause.errno !== undefined && SERVER_NOT_SERVING.has(cause.errno)) ||
+    cause.fatal === true
+  );
+}
+
+let retried = 0;
+
+/** How many transactions of this process the unit of work ran again after a conflict, in all. */
+export const conflictsRetried = (): number => retried;
 
 export interface UnitOfWorkOptions {
   /**
@@ -64,6 +104,7 @@ export async function unitOfWork<T>(
       });
     } catch (error) {
       if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      retried += 1;
       await sleep(10 + Math.floor(Math.random() * 40 * attempt));
     }
   }

@@ -4513,6 +4513,16 @@ export interface components {
         };
     };
     responses: {
+        /** @description The service cannot serve for a moment: its database is unavailable (on a cluster, the node this replica uses is down or not part of the cluster yet) or every database connection stayed busy. Try again after Retry-After, through this replica or another. A change sent just before may have been taken: read it back before sending it again. */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A rate limit is used up (per client address on the auth operations and without a valid token, per API key on POST /auth/token, per account otherwise); try again after Retry-After. */
         TooManyRequests: {
             headers: {
@@ -4711,6 +4721,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     auth_token_refresh: {
@@ -4740,6 +4751,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     api_health_read: {
@@ -4791,6 +4803,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     facilities_list: {
@@ -4864,6 +4877,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     facilities_read: {
@@ -4891,6 +4905,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     devices_list: {
@@ -4960,6 +4975,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     devices_read: {
@@ -4987,6 +5003,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     pops_list: {
@@ -5052,6 +5069,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     pops_read: {
@@ -5079,6 +5097,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     metro_area_networks_list: {
@@ -5134,6 +5153,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     metro_area_networks_read: {
@@ -5161,6 +5181,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     metro_areas_list: {
@@ -5210,6 +5231,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     metro_areas_read: {
@@ -5237,6 +5259,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     product_offerings_list: {
@@ -5330,6 +5353,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     product_offerings_read: {
@@ -5357,6 +5381,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     availability_zones_list: {
@@ -5408,6 +5433,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     availability_zones_read: {
@@ -5435,6 +5461,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ports_list: {
@@ -5506,6 +5533,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ports_read: {
@@ -5533,6 +5561,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ports_statistics_read: {
@@ -5566,6 +5595,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_list: {
@@ -5625,6 +5655,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_create: {
@@ -5660,6 +5691,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_read: {
@@ -5687,6 +5719,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_update: {
@@ -5726,6 +5759,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_destroy: {
@@ -5765,6 +5799,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_partial_update: {
@@ -5805,6 +5840,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservation_cancellation_policy_read: {
@@ -5836,6 +5872,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_loa_download: {
@@ -5863,6 +5900,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     port_reservations_loa_upload: {
@@ -5903,6 +5941,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_list: {
@@ -5982,6 +6021,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_create: {
@@ -6017,6 +6057,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_read: {
@@ -6044,6 +6085,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_update: {
@@ -6083,6 +6125,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_destroy: {
@@ -6122,6 +6165,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_partial_update: {
@@ -6162,6 +6206,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_cancellation_policy_read: {
@@ -6193,6 +6238,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_loa_download: {
@@ -6220,6 +6266,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_loa_upload: {
@@ -6260,6 +6307,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connections_statistics_read: {
@@ -6293,6 +6341,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_list: {
@@ -6370,6 +6419,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_create: {
@@ -6405,6 +6455,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_read: {
@@ -6432,6 +6483,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_update: {
@@ -6471,6 +6523,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_destroy: {
@@ -6510,6 +6563,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_partial_update: {
@@ -6550,6 +6604,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_config_cancellation_policy_read: {
@@ -6581,6 +6636,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_configs_statistics_read: {
@@ -6614,6 +6670,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_list: {
@@ -6679,6 +6736,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_create: {
@@ -6714,6 +6772,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_read: {
@@ -6741,6 +6800,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_update: {
@@ -6780,6 +6840,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_destroy: {
@@ -6819,6 +6880,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_partial_update: {
@@ -6859,6 +6921,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_cancellation_policy_read: {
@@ -6890,6 +6953,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_change_request_read: {
@@ -6926,6 +6990,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_change_request_create: {
@@ -6965,6 +7030,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_service_change_request_destroy: {
@@ -6998,6 +7064,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_services_statistics_read: {
@@ -7031,6 +7098,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_features_list: {
@@ -7088,6 +7156,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_features_read: {
@@ -7115,6 +7184,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_feature_configs_list: {
@@ -7184,6 +7254,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_feature_configs_create: {
@@ -7219,6 +7290,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_feature_configs_read: {
@@ -7246,6 +7318,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_feature_configs_update: {
@@ -7285,6 +7358,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_feature_configs_destroy: {
@@ -7318,6 +7392,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     network_feature_configs_partial_update: {
@@ -7358,6 +7433,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     member_joining_rules_list: {
@@ -7409,6 +7485,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     member_joining_rules_create: {
@@ -7444,6 +7521,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     member_joining_rules_read: {
@@ -7471,6 +7549,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     member_joining_rules_update: {
@@ -7510,6 +7589,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     member_joining_rules_destroy: {
@@ -7543,6 +7623,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     member_joining_rules_partial_update: {
@@ -7583,6 +7664,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accounts_list: {
@@ -7644,6 +7726,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accounts_create: {
@@ -7679,6 +7762,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accounts_read: {
@@ -7706,6 +7790,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accounts_update: {
@@ -7745,6 +7830,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accounts_destroy: {
@@ -7778,6 +7864,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accounts_partial_update: {
@@ -7818,6 +7905,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     account_read: {
@@ -7841,6 +7929,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     contacts_list: {
@@ -7896,6 +7985,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     contacts_create: {
@@ -7931,6 +8021,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     contacts_read: {
@@ -7958,6 +8049,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     contacts_update: {
@@ -7997,6 +8089,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     contacts_destroy: {
@@ -8030,6 +8123,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     contacts_partial_update: {
@@ -8070,6 +8164,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     roles_list: {
@@ -8123,6 +8218,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     roles_read: {
@@ -8150,6 +8246,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     role_assignments_list: {
@@ -8203,6 +8300,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     role_assignments_create: {
@@ -8238,6 +8336,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     role_assignments_read: {
@@ -8265,6 +8364,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     role_assignments_destroy: {
@@ -8298,6 +8398,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ips_list: {
@@ -8371,6 +8472,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ips_create: {
@@ -8406,6 +8508,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ips_read: {
@@ -8433,6 +8536,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ips_update: {
@@ -8472,6 +8576,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ips_partial_update: {
@@ -8512,6 +8617,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     macs_list: {
@@ -8575,6 +8681,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     macs_create: {
@@ -8610,6 +8717,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     macs_read: {
@@ -8637,6 +8745,7 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     macs_destroy: {
@@ -8670,6 +8779,7 @@ export interface operations {
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     api_extensions_list: {
@@ -8717,6 +8827,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     events_list: {
@@ -8763,6 +8874,7 @@ export interface operations {
             401: components["responses"]["AuthenticationFailed"];
             403: components["responses"]["PermissionDenied"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

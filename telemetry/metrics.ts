@@ -60,8 +60,27 @@ function poolOf(sequelize: Sequelize): PoolCounts | undefined {
     : undefined;
 }
 
-/** The database pool's connections in use and idle, requests waiting for one, and its size limit. */
-export function addDatabasePoolMetrics(registry: Registry, sequelize: Sequelize, failed: CollectionFailures) {
+/**
+ * The database pool's connections in use and idle, requests waiting for one, and its size limit;
+ * and the transactions run again after a conflict (`conflictsRetried`: the process's count so far).
+ */
+export function addDatabasePoolMetrics(
+  registry: Registry,
+  sequelize: Sequelize,
+  failed: CollectionFailures,
+  conflictsRetried: () => number,
+) {
+  let counted = 0;
+  new Counter({
+    name: `${METRICS_PREFIX}db_conflicts_retried_total`,
+    help: 'Transactions the database refused for a conflict (a deadlock, or a Galera certification failure) and that were run again',
+    registers: [registry],
+    collect() {
+      const now = conflictsRetried();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
   const read = (use: (pool: PoolCounts) => void) => {
     try {
       const pool = poolOf(sequelize);

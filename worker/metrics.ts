@@ -9,6 +9,7 @@ import type { DriverCall } from '../drivers/metered-driver';
 import type { CollectionFailures } from '../telemetry/metrics';
 import { addDatabasePoolMetrics, createCollectionFailures, METRICS_PREFIX } from '../telemetry/metrics';
 import type { State } from '../domain/states';
+import { conflictsRetried } from '../db/unit-of-work';
 
 /** Device calls take from milliseconds (a read) to minutes (a commit on a slow device). */
 const DRIVER_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -106,7 +107,7 @@ function productionTimer(
 export function createWorkerMetrics(deps: { registry: Registry; sequelize: Sequelize; logger: Logger }) {
   const { registry } = deps;
   const failed = createCollectionFailures(registry, deps.logger);
-  addDatabasePoolMetrics(registry, deps.sequelize, failed);
+  addDatabasePoolMetrics(registry, deps.sequelize, failed, conflictsRetried);
   const figures = createResourceFigures(deps.sequelize);
   addResourceGauges(registry, figures, failed);
   const production = new Histogram({

@@ -5,6 +5,7 @@ import express from 'express';
 import pino from 'pino';
 import {
   ConnectionAcquireTimeoutError,
+  ConnectionRefusedError,
   DatabaseError,
   ForeignKeyConstraintError,
   UniqueConstraintError,
@@ -64,6 +65,29 @@ describe('problem responses from domain errors', () => {
         );
       if (req.params.kind === 'busy')
         throw new ConnectionAcquireTimeoutError(new Error('secret pool detail'));
+      if (req.params.kind === 'refused')
+        throw new ConnectionRefusedError(
+          Object.assign(new Error('secret host:port'), { code: 'ECONNREFUSED' }),
+        );
+      if (req.params.kind === 'lost')
+        throw new DatabaseError(
+          Object.assign(new Error('secret connection lost'), {
+            code: 'PROTOCOL_CONNECTION_LOST',
+            sql: 'COMMIT',
+          }),
+        );
+      if (req.params.kind === 'not-ready')
+        throw new DatabaseError(
+          Object.assign(new Error('secret WSREP has not yet prepared node for application use'), {
+            errno: 1047,
+            code: 'ER_UNKNOWN_COM_ERROR',
+            sql: 'SELECT 1',
+          }),
+        );
+      if (req.params.kind === 'syntax')
+        throw new DatabaseError(
+          Object.assign(new Error('secret syntax'), { errno: 1064, code: 'ER_PARSE_ERROR', sql: 'SELEC 1' }),
+        );
       throw errors[req.params.kind]();
     });
     app.use(problemHandler(pino({ level: 'silent' })));
@@ -155,5 +179,25 @@ describe('problem responses from domain errors', () => {
     const text = await response.text();
     assert.doesNotMatch(text, /secret/);
     assert.equal((JSON.parse(text) as { status: number }).status, 503);
+  });
+
+  it('answers 503 with Retry-After while the database cannot be reached or is not part of its cluster', async () => {
+    for (const kind of ['refused', 'lost', 'not-ready']) {
+      const response = await fetch(`${base}/${kind}`);
+      assert.equal(response.status, 503, kind);
+      assert.equal(response.headers.get('retry-after'), '5', kind);
+      const text = await response.text();
+      assert.doesNotMatch(text, /secret/);
+      const body = JSON.parse(text) as { status: number; detail: string };
+      assert.equal(body.status, 503);
+      assert.match(body.detail, /read it back before you send it again/);
+    }
+  });
+
+  it('answers any other database error with a 500 that leaks nothing, without Retry-After', async () => {
+    const response = await fetch(`${base}/syntax`);
+    assert.equal(response.status, 500);
+    assert.equal(response.headers.get('retry-after'), null);
+    assert.doesNotMatch(await response.text(), /secret/);
   });
 });

@@ -5,14 +5,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
-import { freePort } from './processes';
-import { onPath } from './system-tools';
+import { freePort } from './machine';
+
+/** The path of the first of `names` found on PATH, or undefined. */
+function onPath(...names: string[]): string | undefined {
+  for (const name of names) {
+    const found = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', name], { encoding: 'utf8' });
+    if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
+  }
+  return undefined;
+}
 
 /**
- * A MariaDB Galera cluster of private `mariadbd` processes in a scratch folder, for the tests of
- * what the service does when its database is a cluster: node 1 is made with mariadb-install-db and
+ * A MariaDB Galera cluster of private `mariadbd` processes in a scratch folder, for the Galera
+ * rehearsal and the tests of what the service does when its database is a cluster: node 1 is made with mariadb-install-db and
  * bootstraps the cluster, the others join it by state transfer (mariabackup), each on ports of its
- * own. Every process it starts is stopped by `stop()`, and killed if the test process exits first.
+ * own. Every process it starts is stopped by `stop()`, and killed if the process that started it exits first.
  */
 export interface GaleraCluster {
   readonly size: number;
@@ -20,6 +28,8 @@ export interface GaleraCluster {
   url(index: number, database: string): string;
   /** Runs one statement on node `index` as root; answers its rows. */
   query<T = Record<string, unknown>>(index: number, sql: string): Promise<T[]>;
+  /** Whether node `index` runs (it was not killed, or was started again). */
+  running(index: number): boolean;
   /** Kills node `index` (SIGKILL): it leaves the cluster as after a crash. */
   kill(index: number): Promise<void>;
   /** Starts a killed node again from its position (IST when the others still hold what it missed). */
@@ -42,7 +52,7 @@ const START_TIMEOUT_MS = 120_000;
 const JOIN_ATTEMPTS = 3;
 const STOP_TIMEOUT_MS = 30_000;
 const SST_USER = 'sst';
-const SST_PASSWORD = 'sst-in-tests';
+const SST_PASSWORD = 'sst-of-a-private-cluster';
 
 interface Programs {
   mariadbd: string;
@@ -152,7 +162,7 @@ export async function startGaleraCluster({
       'collation-server=utf8mb4_unicode_ci',
       'wsrep_on=ON',
       `wsrep_provider=${programs.provider}`,
-      'wsrep_cluster_name=ixapi-test',
+      'wsrep_cluster_name=ixapi-private',
       `wsrep_cluster_address=${clusterAddress}`,
       `wsrep_node_name=node${node.index + 1}`,
       `wsrep_node_address=127.0.0.1:${gcomm(node.index)}`,
@@ -288,7 +298,7 @@ export async function startGaleraCluster({
       throw new Error(`mariadb-install-db failed (${install.status}):\n${install.stdout}\n${install.stderr}`);
     launch(first, ['--wsrep-new-cluster']);
     await synced(first, 1);
-    // Root over TCP for the tests, and the user the donor's mariabackup connects as; both reach the
+    // Root over TCP for the service and its checks, and the user the donor's mariabackup connects as; both reach the
     // joiners with the state transfer.
     const admin = await connect(first);
     try {
@@ -338,6 +348,7 @@ export async function startGaleraCluster({
         await connection.end();
       }
     },
+    running: (index) => alive().includes(nodes[index]),
     async kill(index) {
       const node = nodes[index];
       node.child?.kill('SIGKILL');
