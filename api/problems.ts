@@ -110,36 +110,30 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       );
       return;
     }
-    // Every database connection stayed busy for longer than a request may wait for one.
-    if (error instanceof ConnectionAcquireTimeoutError) {
-      (req.log ?? logger).warn({ err: error.message }, 'no database connection free in time');
-      res.set('Retry-After', '2');
-      sendProblem(
-        res,
-        new HttpProblem(
-          503,
-          'server-error',
-          'Service Unavailable',
-          'The service is too busy to take this request now; nothing was changed, try again shortly.',
-        ),
-      );
-      return;
-    }
-    // The database (on a Galera cluster, this replica's node) is down or not part of the cluster
-    // yet: another replica, or this one a little later, can serve. A write whose connection went
+    // Every database connection stayed busy for longer than a request may wait for one; or the
+    // database (on a Galera cluster, this replica's node) is down or not part of the cluster yet,
+    // and another replica, or this one a little later, can serve. A write whose connection went
     // while it committed may have been taken, which the answer cannot know: the client looks first.
-    if (isUnavailable(error)) {
-      (req.log ?? logger).warn({ err: (error as Error).message }, 'the database is unavailable');
-      res.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
-      sendProblem(
-        res,
-        new HttpProblem(
-          503,
-          'server-error',
-          'Service Unavailable',
-          'The database is unavailable for a moment; try again shortly. A change sent just now may have been taken: read it back before you send it again.',
-        ),
-      );
+    const unavailable =
+      error instanceof ConnectionAcquireTimeoutError
+        ? {
+            log: 'no database connection free in time',
+            retryAfterS: 2,
+            detail:
+              'The service is too busy to take this request now; nothing was changed, try again shortly.',
+          }
+        : isUnavailable(error)
+          ? {
+              log: 'the database is unavailable',
+              retryAfterS: DATABASE_RETRY_AFTER_S,
+              detail:
+                'The database is unavailable for a moment; try again shortly. A change sent just now may have been taken: read it back before you send it again.',
+            }
+          : undefined;
+    if (unavailable) {
+      (req.log ?? logger).warn({ err: (error as Error).message }, unavailable.log);
+      res.set('Retry-After', String(unavailable.retryAfterS));
+      sendProblem(res, new HttpProblem(503, 'server-error', 'Service Unavailable', unavailable.detail));
       return;
     }
     // A path whose percent-encoding does not decode names nothing this server has.

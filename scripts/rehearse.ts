@@ -8,8 +8,6 @@ import { QueryTypes } from 'sequelize';
 import { createLabStore } from '../drivers/lab/store';
 import { openDatabase } from '../db';
 import { dropDatabase } from '../db/connection';
-import { provisioningWorkflowId } from '../db/repositories/connection-repository';
-import { configWorkflowId } from '../db/repositories/network-service-config-repository';
 import { seedDemo } from '../db/seed';
 import type { DemoCredential } from '../db/seed/demo';
 import { build } from './build';
@@ -36,7 +34,20 @@ import {
 } from './rehearsal/temporal-server';
 import { Balancer, isAnswer, placeOrder, requestUnderWay } from './rehearsal/traffic';
 import { freePort, postgresUp, sleep, temporalPortBase } from './rehearsal/machine';
-import { phase, phases, say, started } from './rehearsal/phases';
+import { connectionPlan, decommission } from './rehearsal/orders';
+import type { NodeDown } from './rehearsal/galera';
+import {
+  answeredAroundNodeDown,
+  clusterConsistent,
+  conflictsRetried,
+  deliveredOnce,
+  KILLED_NODE,
+  membersOn,
+  NODE_OF,
+  startRehearsalCluster,
+} from './rehearsal/galera';
+import type { GaleraCluster } from './rehearsal/galera-cluster';
+import { phase, report, say } from './rehearsal/phases';
 
 /**
  * `npm run rehearse`: the production topology on this machine. The real Temporal server on
@@ -45,8 +56,15 @@ import { phase, phases, say, started } from './rehearsal/phases';
  * built version (a rolling upgrade), and Temporal is stopped for a while. At the end everything is
  * decommissioned, and the run asserts that nothing was lost, doubled or left behind.
  *
+ * With --galera (`npm run rehearse:galera`) the database is a Galera cluster of three nodes
+ * (scripts/rehearsal/galera.ts) with the APIs and workers spread over them, and the disruption is
+ * one node killed (SIGKILL) while orders flow and started again; the checks add the cluster whole
+ * again, every node with the same rows, and no 5xx but 503s with Retry-After from a replica whose
+ * node was down.
+ *
  * Options: --orders N (300; a quarter connections, each then carrying three exchange-LAN configs),
- * --rate N (orders started per second, 5), --outage S (seconds Temporal is down, 20).
+ * --rate N (orders started per second, 5), --outage S (seconds Temporal is down, 20), --node-down S
+ * (seconds the Galera node stays down, 20).
  */
 
 const argument = (name: string, fallback: number): number => {
@@ -58,6 +76,8 @@ const argument = (name: string, fallback: number): number => {
 const ORDERS = argument('orders', 300);
 const RATE = argument('rate', 5);
 const OUTAGE_S = argument('outage', 20);
+const GALERA = process.argv.includes('--galera');
+const NODE_DOWN_S = argument('node-down', 20);
 const CONFIGS_PER_CONNECTION = 3;
 const CONNECTIONS = Math.ceil(ORDERS / (CONFIGS_PER_CONNECTION + 1));
 const CONFIGS = ORDERS - CONNECTIONS;
@@ -69,7 +89,8 @@ const RUN = randomBytes(3).toString('hex');
 const REF = `rehearsal-${RUN}`;
 const WORK = path.join(DATA_DIR, 'rehearsal');
 const NEXT_BUILD = path.join(WORK, 'next');
-const DATABASE_URL = process.env.REHEARSAL_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/ixapi_rehearsal';
+const DATABASE = 'ixapi_rehearsal';
+const LOCAL_DATABASE_URL = process.env.REHEARSAL_DATABASE_URL ?? `mysql://root@127.0.0.1:3306/${DATABASE}`;
 /** Only metros whose cross-connects the exchange makes: nothing waits for a customer there. */
 const METROS = ['fra', 'ham'];
 
@@ -77,6 +98,10 @@ interface Live {
   temporal: TemporalSetup;
   temporalProcess?: ChildProcess;
   members: Member[];
+  /** The Galera cluster, with --galera. */
+  cluster?: GaleraCluster;
+  /** The service's database, as the rehearsal itself and migrations reach it. */
+  databaseUrl: string;
 }
 
 async function main(): Promise<void> {
@@ -92,6 +117,7 @@ async function main(): Promise<void> {
       logFile: path.join(WORK, 'temporal.log'),
     },
     members: [],
+    databaseUrl: LOCAL_DATABASE_URL,
   };
   say(
     `${ORDERS} orders (${CONNECTIONS} connections, ${CONFIGS} exchange-LAN configs), logs in ${path.relative(PROJECT_ROOT, WORK)}/`,
@@ -106,6 +132,8 @@ async function main(): Promise<void> {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));
     }
+    // The nodes stop whatever the outcome; their data and logs stay in the rehearsal's folder.
+    await live.cluster?.stop();
   }
   if (!passed) {
     process.exitCode = 1;
@@ -113,7 +141,7 @@ async function main(): Promise<void> {
   }
   // A run that passed leaves nothing behind but its logs; a failed one keeps its databases to look at.
   dropSchemas(live.temporal);
-  await dropDatabase(DATABASE_URL);
+  if (!live.cluster) await dropDatabase(live.databaseUrl);
 }
 
 /** Answers whether every check passed. */
@@ -124,14 +152,16 @@ async function rehearse(live: Live): Promise<boolean> {
   const env = await phase('prepare: Temporal server, builds, databases', async () => {
     await postgresUp();
     temporal.binaries = installTemporalServer();
-    say('building dist/ and, for the rolling upgrade, the next version');
+    say(GALERA ? 'building dist/' : 'building dist/ and, for the rolling upgrade, the next version');
     await build();
-    await build(NEXT_BUILD);
-    // The next version says so in its release id (GET /health).
-    writeFileSync(
-      path.join(NEXT_BUILD, 'package.json'),
-      JSON.stringify({ name: 'ixapi-provisioning', version: `0.1.0-next.${RUN}` }),
-    );
+    if (!GALERA) {
+      await build(NEXT_BUILD);
+      // The next version says so in its release id (GET /health).
+      writeFileSync(
+        path.join(NEXT_BUILD, 'package.json'),
+        JSON.stringify({ name: 'ixapi-provisioning', version: `0.1.0-next.${RUN}` }),
+      );
+    }
     temporal.portBase = await temporalPortBase();
     createSchemas(temporal);
     live.temporalProcess = startTemporalServer(temporal);
@@ -149,7 +179,23 @@ async function rehearse(live: Live): Promise<boolean> {
     writeFileSync(path.join(secrets, 'api_secret_hash_key'), `${apiSecretHashKey.toString('base64')}\n`, {
       mode: 0o600,
     });
-    writeFileSync(path.join(secrets, 'database_url'), `${DATABASE_URL}\n`, { mode: 0o600 });
+    if (GALERA) {
+      say('starting a Galera cluster of three nodes');
+      const cluster = await startRehearsalCluster(path.join(WORK, 'galera'));
+      live.cluster = cluster;
+      live.databaseUrl = cluster.url(0, DATABASE);
+      // One file per node: each member reads the one of its node (NODE_OF).
+      for (let node = 0; node < cluster.size; node += 1)
+        writeFileSync(
+          path.join(secrets, `database_url_node${node + 1}`),
+          `${cluster.url(node, DATABASE)}\n`,
+          {
+            mode: 0o600,
+          },
+        );
+      say(`the cluster is synced: ${cluster.size} nodes, migrations through node 1`);
+    }
+    writeFileSync(path.join(secrets, 'database_url'), `${live.databaseUrl}\n`, { mode: 0o600 });
     const processEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
@@ -167,7 +213,7 @@ async function rehearse(live: Live): Promise<boolean> {
       QUOTA_PORTS: String(CONNECTIONS),
       QUOTA_OPEN_ORDERS: String(ORDERS),
     };
-    await dropDatabase(DATABASE_URL);
+    await dropDatabase(live.databaseUrl);
     execFileSync(process.execPath, [path.join(PROJECT_ROOT, 'dist/scripts/migrate.js')], {
       env: processEnv,
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -175,7 +221,7 @@ async function rehearse(live: Live): Promise<boolean> {
     return processEnv;
   });
 
-  const db = openDatabase({ url: DATABASE_URL, apiSecretHashKey: new Uint8Array(apiSecretHashKey) });
+  const db = openDatabase({ url: live.databaseUrl, apiSecretHashKey: new Uint8Array(apiSecretHashKey) });
   const connection = await Connection.connect({ address: temporalAddress(temporal) });
   const client = new Client({ connection, namespace: temporal.namespace });
   try {
@@ -188,31 +234,6 @@ async function rehearse(live: Live): Promise<boolean> {
   }
 }
 
-/** Spare 10G ports per metro, to spread the connections where they fit. */
-async function connectionPlan(db: ReturnType<typeof openDatabase>): Promise<string[]> {
-  const spare = await db.sequelize.query<{ metro: string; n: number }>(
-    `SELECT SUBSTRING_INDEX(SUBSTRING_INDEX(pop, '-', 2), '-', -1) AS metro, COUNT(*) AS n
-       FROM ports WHERE connection IS NULL AND speed = 10000 GROUP BY metro`,
-    { type: QueryTypes.SELECT },
-  );
-  const room = new Map(
-    spare.filter((row) => METROS.includes(row.metro)).map((row) => [row.metro, Number(row.n)]),
-  );
-  const total = [...room.values()].reduce((sum, n) => sum + n, 0);
-  if (total < CONNECTIONS)
-    throw new Error(
-      `${CONNECTIONS} connections need as many spare 10G ports in ${METROS.join(', ')}; there are ${total}`,
-    );
-  const plan: string[] = [];
-  while (plan.length < CONNECTIONS)
-    for (const metro of METROS)
-      if ((room.get(metro) ?? 0) > 0 && plan.length < CONNECTIONS) {
-        plan.push(metro);
-        room.set(metro, room.get(metro)! - 1);
-      }
-  return plan;
-}
-
 async function fleetRehearsal(
   live: Live,
   env: NodeJS.ProcessEnv,
@@ -221,12 +242,25 @@ async function fleetRehearsal(
   credentials: DemoCredential[],
 ): Promise<boolean> {
   const balancer = new Balancer();
+  /** Each member's metrics, with --galera (where the conflicts it ran again are read). */
+  const metrics = new Map<string, string>();
   const start = async (name: string, role: 'api' | 'worker', buildDir: string) => {
+    let memberEnv = env;
+    if (live.cluster) {
+      const metricsPort = await freePort();
+      metrics.set(name, `http://127.0.0.1:${metricsPort}/metrics`);
+      const secrets = path.dirname(env.DATABASE_URL_FILE!);
+      memberEnv = {
+        ...env,
+        DATABASE_URL_FILE: path.join(secrets, `database_url_node${NODE_OF[name] + 1}`),
+        METRICS_PORT: String(metricsPort),
+      };
+    }
     const member = startMember({
       name,
       role,
       build: buildDir,
-      env,
+      env: memberEnv,
       logDir: WORK,
       port: role === 'api' ? await freePort() : undefined,
     });
@@ -236,13 +270,20 @@ async function fleetRehearsal(
     return member;
   };
   const dist = path.join(PROJECT_ROOT, 'dist');
-  const [api1, api2, worker1, worker2] = await phase('start two APIs and two workers from dist/', () =>
-    Promise.all([
-      start('api-1', 'api', dist),
-      start('api-2', 'api', dist),
-      start('worker-1', 'worker', dist),
-      start('worker-2', 'worker', dist),
-    ]),
+  const spread = live.cluster
+    ? `, on nodes ${Object.values(NODE_OF)
+        .map((node) => node + 1)
+        .join(', ')}`
+    : '';
+  const [api1, api2, worker1, worker2] = await phase(
+    `start two APIs and two workers from dist/${spread}`,
+    () =>
+      Promise.all([
+        start('api-1', 'api', dist),
+        start('api-2', 'api', dist),
+        start('worker-1', 'worker', dist),
+        start('worker-2', 'worker', dist),
+      ]),
   );
 
   // The two demo customers order, in turn.
@@ -256,7 +297,7 @@ async function fleetRehearsal(
     tokens.set(customer.accountId, (answer.body as { access_token: string }).access_token);
   }
   const slug = (account: string) => account.replace(/^acc-/, '');
-  const plan = await connectionPlan(db);
+  const plan = await connectionPlan(db.sequelize, METROS, CONNECTIONS);
 
   const refs: string[] = [];
   // Configs go first once their connection is live; connections fill the gaps, so that some are
@@ -391,6 +432,25 @@ async function fleetRehearsal(
     say('Temporal serves again');
   };
 
+  const down: NodeDown = { node: KILLED_NODE, from: 0, to: 0, members: membersOn(KILLED_NODE) };
+  const nodeDown = async (cluster: GaleraCluster) => {
+    while (accepted < ORDERS * 0.3) await sleep(100);
+    say(
+      `SIGKILL node ${down.node + 1} at ${accepted} accepted: ${down.members.join(' and ')} lose their database`,
+    );
+    down.from = Date.now();
+    await cluster.kill(down.node);
+    connectionOrders.push(...heldForTheOutage);
+    await cluster.waitForSize(cluster.size - 1);
+    say(
+      `the other nodes go on as a cluster of ${cluster.size - 1}; node ${down.node + 1} stays down ${NODE_DOWN_S} s`,
+    );
+    await sleep(down.from + NODE_DOWN_S * 1000 - Date.now());
+    down.joinedBy = await cluster.restart(down.node);
+    down.to = Date.now();
+    say(`node ${down.node + 1} is back at ${accepted} accepted, given what it missed by ${down.joinedBy}`);
+  };
+
   const ordering = phase(
     `orders: ${ORDERS} at ${RATE}/s through the replicas, with the disruptions`,
     async () => {
@@ -420,7 +480,8 @@ async function fleetRehearsal(
       })();
       const progress = setInterval(() => say(`${accepted}/${ORDERS} orders accepted`), 10_000);
       try {
-        await Promise.all([...Array.from({ length: LANES }, lane), feeding, disruptions()]);
+        const disrupting = live.cluster ? nodeDown(live.cluster) : disruptions();
+        await Promise.all([...Array.from({ length: LANES }, lane), feeding, disrupting]);
       } finally {
         clearInterval(progress);
       }
@@ -449,84 +510,43 @@ async function fleetRehearsal(
   const verdicts: Verdict[] = [];
   verdicts.push(...(await placedOnce(db.sequelize, refs, `${REF}-%`)));
   verdicts.push(...(await bookedOnce(db.sequelize, `${REF}-%`)));
-  const warned = new Set(health.filter((h) => h.status === '200 warn').map((h) => h.api));
-  verdicts.push({
-    check: '/health answers 200 warn on every API while Temporal is down',
-    ok: health.length > 0 && health.every((h) => h.status === '200 warn') && warned.size === 2,
-    detail: `${health.length} samples, warn from ${[...warned].join(', ') || 'none'}${
-      health.some((h) => h.status !== '200 warn')
-        ? `; also ${[...new Set(health.map((h) => h.status))].join(', ')}`
-        : ''
-    }`,
-  });
-  const takenMeanwhile = balancer.exchanges.filter(
-    (e) => e.method === 'POST' && e.status === 201 && e.startedAt >= outage.from && e.endedAt <= outage.to,
-  );
-  const slowest = Math.max(0, ...takenMeanwhile.map((e) => e.endedAt - e.startedAt));
-  verdicts.push({
-    check: 'orders are taken while Temporal is down',
-    ok: takenMeanwhile.length > 0,
-    detail: `${takenMeanwhile.length} orders answered 201 during the ${OUTAGE_S} s outage, the slowest in ${slowest} ms (answered at commit: aim under 500 ms)`,
-  });
-  const releases = new Set<string>();
-  for (let i = 0; i < balancer.names.length * 2; i += 1) {
-    const answer = await balancer.call('GET', '/health');
-    const body = isAnswer(answer) ? (answer.body as { status?: string; releaseId?: string }) : undefined;
-    if (body) releases.add(`${body.status} ${body.releaseId}`);
+  // What the disruptions of a rehearsal on one database must leave (on Galera, see below).
+  if (!live.cluster) {
+    const warned = new Set(health.filter((h) => h.status === '200 warn').map((h) => h.api));
+    verdicts.push({
+      check: '/health answers 200 warn on every API while Temporal is down',
+      ok: health.length > 0 && health.every((h) => h.status === '200 warn') && warned.size === 2,
+      detail: `${health.length} samples, warn from ${[...warned].join(', ') || 'none'}${
+        health.some((h) => h.status !== '200 warn')
+          ? `; also ${[...new Set(health.map((h) => h.status))].join(', ')}`
+          : ''
+      }`,
+    });
+    const takenMeanwhile = balancer.exchanges.filter(
+      (e) => e.method === 'POST' && e.status === 201 && e.startedAt >= outage.from && e.endedAt <= outage.to,
+    );
+    const slowest = Math.max(0, ...takenMeanwhile.map((e) => e.endedAt - e.startedAt));
+    verdicts.push({
+      check: 'orders are taken while Temporal is down',
+      ok: takenMeanwhile.length > 0,
+      detail: `${takenMeanwhile.length} orders answered 201 during the ${OUTAGE_S} s outage, the slowest in ${slowest} ms (answered at commit: aim under 500 ms)`,
+    });
+    const releases = new Set<string>();
+    for (let i = 0; i < balancer.names.length * 2; i += 1) {
+      const answer = await balancer.call('GET', '/health');
+      const body = isAnswer(answer) ? (answer.body as { status?: string; releaseId?: string }) : undefined;
+      if (body) releases.add(`${body.status} ${body.releaseId}`);
+    }
+    verdicts.push({
+      check: 'every API runs the next version and passes its health check',
+      ok: [...releases].every((release) => release === `pass 0.1.0-next.${RUN}`),
+      detail: [...releases].join(', '),
+    });
   }
-  verdicts.push({
-    check: 'every API runs the next version and passes its health check',
-    ok: [...releases].every((release) => release === `pass 0.1.0-next.${RUN}`),
-    detail: [...releases].join(', '),
-  });
 
-  await phase('decommission: configs, then connections', async () => {
-    const like = `${REF}-%`;
-    const ids = async (table: string) =>
-      (
-        await db.sequelize.query<{ id: string; account: string }>(
-          `SELECT id, managing_account AS account FROM ${table} WHERE external_ref LIKE :like`,
-          { replacements: { like }, type: QueryTypes.SELECT },
-        )
-      ).map((row) => row);
-    const takeDown = async (table: string, collection: string, workflowId: (id: string) => string) => {
-      const rows = await ids(table);
-      for (const row of rows) {
-        const answer = await balancer.call('DELETE', `${collection}/${row.id}`, {
-          token: tokens.get(row.account),
-        });
-        if (!isAnswer(answer) || answer.status !== 202)
-          throw new Error(
-            `DELETE ${collection}/${row.id}: ${isAnswer(answer) ? answer.status : answer.transport}`,
-          );
-      }
-      // Exchange-LAN access has a month's notice: the exchange's operator ends it now, as from the
-      // Temporal UI or CLI; 10G connections go at once.
-      for (const row of rows) {
-        const state = await db.sequelize.query<{ state: string }>(
-          `SELECT state FROM ${table} WHERE id = :id`,
-          {
-            replacements: { id: row.id },
-            type: QueryTypes.SELECT,
-          },
-        );
-        if (state[0]?.state === 'decommission_requested')
-          await client.workflow.getHandle(workflowId(row.id)).signal('decommissionNow');
-      }
-      for (;;) {
-        const [left] = await db.sequelize.query<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM ${table} WHERE external_ref LIKE :like AND state <> 'decommissioned'`,
-          { replacements: { like }, type: QueryTypes.SELECT },
-        );
-        if (Number(left.n) === 0) return rows.length;
-        say(`${left.n} ${collection.slice(1)} still to go`);
-        await sleep(3000);
-      }
-    };
-    const configs = await takeDown('network_service_configs', '/network-service-configs', configWorkflowId);
-    const connections = await takeDown('connections', '/connections', provisioningWorkflowId);
-    say(`${configs} configs and ${connections} connections decommissioned`);
-  });
+  await phase('decommission: configs, then connections', () =>
+    decommission(db.sequelize, balancer, client, tokens, `${REF}-%`),
+  );
 
   await phase('settle: outbox and workflows', async () => {
     for (let i = 0; i < 60; i += 1) {
@@ -542,27 +562,20 @@ async function fleetRehearsal(
   });
   verdicts.push(await outboxDrained(db.sequelize));
   verdicts.push(...(await workflowsHealthy(client)));
-  verdicts.push(...answeredRequests(balancer.exchanges, killed, stopped));
+  if (!live.cluster) verdicts.push(...answeredRequests(balancer.exchanges, killed, stopped));
+  else {
+    verdicts.push(...answeredAroundNodeDown(balancer.exchanges, down), deliveredOnce(WORK));
+    verdicts.push(await conflictsRetried(metrics));
+    const cluster = live.cluster;
+    await phase('cluster: the fleet stops, the nodes are compared', async () => {
+      await Promise.all(live.members.map((member) => stopGracefully(member, (SHUTDOWN_S + 10) * 1000)));
+      verdicts.push(...(await clusterConsistent(cluster, DATABASE)));
+    });
+  }
 
   writeFileSync(path.join(WORK, 'requests.json'), JSON.stringify(balancer.exchanges, null, 1));
-  report(verdicts, balancer.exchanges.length);
+  report(verdicts, balancer.exchanges.length, path.relative(PROJECT_ROOT, WORK));
   return verdicts.every((verdict) => verdict.ok);
-}
-
-function report(verdicts: Verdict[], requests: number): void {
-  process.stdout.write('\nPhases\n');
-  for (const { name, seconds } of phases)
-    process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${name}\n`);
-  process.stdout.write(
-    `  ${((Date.now() - started) / 1000).toFixed(1).padStart(7)} s  in all (${requests} requests)\n`,
-  );
-  process.stdout.write('\nChecks\n');
-  for (const verdict of verdicts)
-    process.stdout.write(`  ${verdict.ok ? 'PASS' : 'FAIL'}  ${verdict.check}: ${verdict.detail}\n`);
-  const failed = verdicts.filter((verdict) => !verdict.ok).length;
-  process.stdout.write(
-    `\nrehearsal: ${verdicts.length - failed} checks passed, ${failed} failed; logs in ${path.relative(PROJECT_ROOT, WORK)}/\n`,
-  );
 }
 
 main().catch((error: unknown) => {

@@ -26,9 +26,18 @@ fi
 
 say "building the Temporal server v${VERSION} and its SQL tool with $(go version | cut -d' ' -f3) into ${dir} (a few minutes on first run)..."
 mkdir -p "$dir"
-CGO_ENABLED=0 GOTOOLCHAIN=local GOBIN="$dir" go install -trimpath -ldflags "-s -w" \
+# Go's output (hundreds of "go: downloading" lines on a first build) goes to a log, whose end is
+# shown only if the build fails.
+log="$(mktemp "${TMPDIR:-/tmp}/temporal-server-build.XXXXXX")"
+if ! CGO_ENABLED=0 GOTOOLCHAIN=local GOBIN="$dir" go install -trimpath -ldflags "-s -w" \
   "go.temporal.io/server/cmd/server@v${VERSION}" \
-  "go.temporal.io/server/cmd/tools/sql@v${VERSION}"
+  "go.temporal.io/server/cmd/tools/sql@v${VERSION}" >"$log" 2>&1; then
+  say "the build failed; the end of its output (all of it in ${log}):"
+  tail -n 40 "$log" >&2
+  exit 1
+fi
+say "built: $(grep -c '^go: downloading' "$log" || true) modules downloaded"
+rm -f "$log"
 mv -f "$dir/server" "$dir/temporal-server"
 mv -f "$dir/sql" "$dir/temporal-sql-tool"
 

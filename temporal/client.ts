@@ -66,6 +66,9 @@ function typedSearchAttributes(values: Record<string, string>): SearchAttributeP
 
 /** How long a process that sends an outbox message holds it before another may take it over. */
 export const OUTBOX_LEASE_MS = 60_000;
+
+/** What a process logs when it sent an outbox message that another had marked delivered first. */
+export const OUTBOX_DELIVERED_TWICE = 'outbox message delivered by another process too';
 /**
  * How long the process that wrote a message tries to send it, in the background, before leaving
  * it to the relay (Temporal down or slow). The relay tries longer.
@@ -161,7 +164,10 @@ export function createWorkflowStarter(deps: {
       }
     }
     failedAt = undefined;
-    await outbox.markDelivered(start.id);
+    // A claim lasts OUTBOX_LEASE_MS: a send slower than that may have let another process claim
+    // and send the message too. Rare, and harmless for a start (its workflow id is taken), but said.
+    if (!(await outbox.markDelivered(start.id)))
+      logger.warn({ workflowId: start.workflowId, outboxId: start.id }, OUTBOX_DELIVERED_TWICE);
     return true;
   }
 

@@ -178,8 +178,13 @@ export function createOutboxRepository({ models }: { models: Models }) {
       return claimed.map(toPending);
     },
 
-    async markDelivered(id: number): Promise<void> {
-      await models.Outbox.update({ deliveredAt: new Date() }, { where: { id, deliveredAt: null } });
+    /** Marks a message delivered; answers false when it was already (another process sent it too). */
+    async markDelivered(id: number): Promise<boolean> {
+      const [marked] = await models.Outbox.update(
+        { deliveredAt: new Date() },
+        { where: { id, deliveredAt: null } },
+      );
+      return marked === 1;
     },
 
     /** Counts a failed attempt and lets the message go, so that the next relay round tries again. */

@@ -32,11 +32,14 @@ export interface GaleraCluster {
   running(index: number): boolean;
   /** Kills node `index` (SIGKILL): it leaves the cluster as after a crash. */
   kill(index: number): Promise<void>;
-  /** Starts a killed node again from its position (IST when the others still hold what it missed). */
-  restart(index: number): Promise<void>;
+  /**
+   * Starts a killed node again from its position and waits until it is synced; answers how it got
+   * what it missed: `IST` (the writes alone, from another node's cache) or `SST` (a whole copy).
+   */
+  restart(index: number): Promise<'IST' | 'SST'>;
   /** Waits until every running node is Synced in a cluster of `size` nodes. */
   waitForSize(size?: number): Promise<void>;
-  /** Stops every node (SIGTERM, SIGKILL after a while) and removes the folder. */
+  /** Stops every node (SIGTERM, SIGKILL after a while) and removes the folder (unless it was given). */
   stop(): Promise<void>;
 }
 
@@ -119,11 +122,20 @@ function tail(file: string, lines = 60): string {
  */
 export async function startGaleraCluster({
   nodes: size = 3,
-}: { nodes?: number } = {}): Promise<GaleraCluster> {
+  folder: kept,
+  settings: extra = [],
+}: {
+  nodes?: number;
+  /** Where the nodes keep their data and logs, left in place by `stop()`; a scratch folder otherwise. */
+  folder?: string;
+  /** More server settings of every node (`wsrep_sync_wait=1`). */
+  settings?: readonly string[];
+} = {}): Promise<GaleraCluster> {
   const found = galeraPrograms();
   if (typeof found === 'string') throw new Error(found);
   const programs: Programs = found;
-  const folder = mkdtempSync(path.join(tmpdir(), 'ixapi-galera-'));
+  if (kept) mkdirSync(kept, { recursive: true });
+  const folder = kept ?? mkdtempSync(path.join(tmpdir(), 'ixapi-galera-'));
   const ports = await freePorts(size * 4);
   const gcomm = (i: number) => ports[size + i];
   const nodes: Node[] = Array.from({ length: size }, (_, index) => {
@@ -170,6 +182,7 @@ export async function startGaleraCluster({
       `wsrep_sst_receive_address=127.0.0.1:${ports[3 * size + node.index]}`,
       'wsrep_sst_method=mariabackup',
       `wsrep_sst_auth=${SST_USER}:${SST_PASSWORD}`,
+      ...extra,
       '[sst]',
       'sst-log-archive=0',
     ];
@@ -284,7 +297,7 @@ export async function startGaleraCluster({
 
   async function stop(): Promise<void> {
     await Promise.all(nodes.map(stopNode));
-    rmSync(folder, { recursive: true, force: true });
+    if (!kept) rmSync(folder, { recursive: true, force: true });
   }
 
   try {
@@ -357,8 +370,12 @@ export async function startGaleraCluster({
     async restart(index) {
       const node = nodes[index];
       if (alive().includes(node)) throw new Error(`galera node ${index + 1} is running`);
-      launch(node, [`--wsrep-start-position=${recoveredPosition(node)}`]);
+      const position = recoveredPosition(node);
+      const logged = existsSync(node.errorLog) ? readFileSync(node.errorLog, 'utf8').length : 0;
+      launch(node, [`--wsrep-start-position=${position}`]);
       await synced(node, size);
+      const since = readFileSync(node.errorLog, 'utf8').slice(logged);
+      return /IST received/.test(since) ? 'IST' : 'SST';
     },
     async waitForSize(expected = size) {
       await Promise.all(alive().map((node) => synced(node, expected)));

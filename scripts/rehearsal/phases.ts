@@ -1,3 +1,5 @@
+import type { Verdict } from './checks';
+
 /** The rehearsal's clock: its lines, timed from the start, and its phases, each timed and bounded. */
 
 export const started = Date.now();
@@ -23,4 +25,21 @@ export async function phase<T>(name: string, work: () => Promise<T>, limitMinute
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Prints how long each phase took and every verdict, and where the logs are. */
+export function report(verdicts: Verdict[], requests: number, logs: string): void {
+  process.stdout.write('\nPhases\n');
+  for (const { name, seconds } of phases)
+    process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${name}\n`);
+  process.stdout.write(
+    `  ${((Date.now() - started) / 1000).toFixed(1).padStart(7)} s  in all (${requests} requests)\n`,
+  );
+  process.stdout.write('\nChecks\n');
+  for (const verdict of verdicts)
+    process.stdout.write(`  ${verdict.ok ? 'PASS' : 'FAIL'}  ${verdict.check}: ${verdict.detail}\n`);
+  const failed = verdicts.filter((verdict) => !verdict.ok).length;
+  process.stdout.write(
+    `\nrehearsal: ${verdicts.length - failed} checks passed, ${failed} failed; logs in ${logs}/\n`,
+  );
 }

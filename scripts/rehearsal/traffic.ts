@@ -12,6 +12,8 @@ export interface Exchange {
   startedAt: number;
   endedAt: number;
   status?: number;
+  /** The answer's Retry-After, when it had one. */
+  retryAfter?: string;
   /** Set when no HTTP answer came: the connection was refused, reset or timed out. */
   transport?: string;
 }
@@ -80,6 +82,7 @@ export class Balancer {
         const text = await response.text();
         exchange.endedAt = Date.now();
         exchange.status = response.status;
+        exchange.retryAfter = response.headers.get('retry-after') ?? undefined;
         return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
       } catch (error) {
         exchange.endedAt = Date.now();
@@ -98,8 +101,8 @@ export const isAnswer = (outcome: Answer | { transport: string }): outcome is An
 
 /**
  * Places an order whose `external_ref` is unique, exactly once: when the answer is lost (the replica
- * died with the request open), the client looks the order up by its reference before it asks again,
- * as a careful client does. Answers the new resource's id.
+ * died with the request open) or is a server error, the client looks the order up by its reference
+ * before it asks again, as a careful client does. Answers the new resource's id.
  */
 export async function placeOrder(
   balancer: Balancer,
@@ -116,10 +119,11 @@ export async function placeOrder(
           `${collection} refused ${body.external_ref}: ${outcome.status} ${JSON.stringify(outcome.body)}`,
         );
       }
-    } else {
-      const found = await lookUp(balancer, token, collection, body.external_ref);
-      if (found) return found;
     }
+    // No answer, or a server error (a 503 while the replica's database was away may come after the
+    // order was taken): look it up before placing it again.
+    const found = await lookUp(balancer, token, collection, body.external_ref);
+    if (found) return found;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   throw new Error(`${body.external_ref} could not be placed`);

@@ -55,11 +55,17 @@ describe('outbox claims on a Galera cluster', function () {
       `${first.claimed.length}/${second.claimed.length}`,
     );
 
-    await Promise.all(
+    const marked = await Promise.all(
       [first, second].map(({ claimed }, node) =>
         Promise.all(claimed.map((message) => stack.dbs[node].outbox.markDelivered(message.id))),
       ),
     );
+    assert.deepEqual(
+      marked.flat(),
+      Array.from({ length: MESSAGES }, () => true),
+    );
+    // Marked once more, through the other node, a message says it was delivered already.
+    assert.equal(await stack.dbs[1].outbox.markDelivered(first.claimed[0].id), false);
     for (const node of [0, 1, 2]) {
       const [left] = await rowsOn<{ n: number }>(
         stack,
