@@ -6,7 +6,7 @@ import { openDatabase } from '../../db';
 import { dropDatabase, ensureDatabase } from '../../db/connection';
 import { migrate } from '../../db/migrator';
 import type { PendingMessage } from '../../db/repositories/outbox-repository';
-import { isConflict, unitOfWork } from '../../db/unit-of-work';
+import { conflictsRetried, isConflict, unitOfWork } from '../../db/unit-of-work';
 import { stack, throwAwayDatabaseUrl } from '../support/stack';
 import { barrier } from '../support/wait';
 
@@ -36,6 +36,7 @@ describe('the unit of work', function () {
 
   it('runs again the write the database chose as a deadlock victim, and sends only what committed', async () => {
     sent.length = 0;
+    const retriedBefore = conflictsRetried();
     const bothHoldOne = barrier(2);
     const attempts = { ab: 0, ba: 0 };
     /** Locks `first`, waits until the other write holds its own, then takes `second`: a deadlock. */
@@ -56,6 +57,11 @@ describe('the unit of work', function () {
 
     // One of the two ran twice: the database undid its first run, and nothing of it stayed.
     assert.equal(attempts.ab + attempts.ba, 3);
+    assert.equal(
+      conflictsRetried() - retriedBefore,
+      1,
+      'the run again is counted (ixapi_db_conflicts_retried_total)',
+    );
     const counts = await db.sequelize.query<{ id: string; n: number }>(
       'SELECT id, n FROM probe ORDER BY id',
       {

@@ -18,6 +18,7 @@ export const PROJECT_SERIES: Readonly<Record<string, SeriesType>> = {
   ixapi_db_pool_connections: 'gauge',
   ixapi_db_pool_waiting_requests: 'gauge',
   ixapi_db_pool_max_connections: 'gauge',
+  ixapi_db_conflicts_retried_total: 'counter',
   ixapi_metrics_collection_failures_total: 'counter',
   ixapi_resources: 'gauge',
   ixapi_cross_connects_awaiting_subscriber: 'gauge',
