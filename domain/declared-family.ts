@@ -88,6 +88,12 @@ export const DECLARED_HAPPENINGS = { create: 'created', change: 'changed', destr
 
 export type DeclaredHappening = (typeof DECLARED_HAPPENINGS)[DeclaredWrite];
 
+/** What the events of a family with `writes` say happened, in their order (typed one by one). */
+export const declaredHappenings = <W extends readonly DeclaredWrite[]>(writes: W) =>
+  writes.map((write) => DECLARED_HAPPENINGS[write]) as unknown as {
+    readonly [K in keyof W]: (typeof DECLARED_HAPPENINGS)[W[K]];
+  };
+
 /** The kind of event of `happening` to a resource of `family`. */
 export const declaredEventType = (family: Pick<DeclaredFamily, 'resource'>, happening: DeclaredHappening) =>
   `${family.resource}.${happening}`;

@@ -1,56 +1,21 @@
 import type { FamilyResource, WorkflowResource } from './families';
 import { FAMILIES, FAMILY_RESOURCES } from './families';
 
-/**
- * Every kind of event the service records, `<resource>.<what happened>`: the one list the writers
- * are typed by and the event log presents payloads by, so a new kind cannot be written unannounced.
- */
-export const EVENT_TYPES = [
-  'account.imported',
-  'account.created',
-  'account.updated',
-  'account.deleted',
-  'account.state_changed',
-  'contact.created',
-  'contact.updated',
-  'contact.deleted',
-  'role_assignment.created',
-  'role_assignment.deleted',
-  'connection.created',
-  'connection.changed',
-  'connection.state_changed',
-  'connection.cancellation_requested',
-  'connection.loa_uploaded',
-  'port_reservation.created',
-  'port_reservation.changed',
-  'port_reservation.state_changed',
-  'port_reservation.loa_uploaded',
-  'ip.created',
-  'ip.changed',
-  'mac.created',
-  'mac.deleted',
-  'member_joining_rule.created',
-  'member_joining_rule.changed',
-  'member_joining_rule.deleted',
-  'network_service.created',
-  'network_service.changed',
-  'network_service.state_changed',
-  'network_service.cancellation_requested',
-  'network_service.change_requested',
-  'network_service.change_request_accepted',
-  'network_service.change_request_withdrawn',
-  'network_service.change_request_rejected',
-  'network_service_config.created',
-  'network_service_config.changed',
-  'network_service_config.state_changed',
-  'network_service_config.cancellation_requested',
-  'network_feature_config.created',
-  'network_feature_config.changed',
-  'network_feature_config.state_changed',
-  'network_feature_config.cancellation_requested',
-] as const;
+type Families = typeof FAMILIES;
 
-export type EventType = (typeof EVENT_TYPES)[number];
+/** A kind of event: `<resource>.<what happened>`, of a family and one of its happenings. */
+export type EventType = {
+  [R in FamilyResource]: `${R}.${Families[R]['happenings'][number]}`;
+}[FamilyResource];
+
+/**
+ * Every kind of event the service records, `<resource>.<what happened>`, in the order of the
+ * families (domain/families.ts): the one list the writers are typed by and the event log presents
+ * payloads by, so a new kind cannot be written unannounced.
+ */
+export const EVENT_TYPES: readonly EventType[] = FAMILY_RESOURCES.flatMap((resource) =>
+  FAMILIES[resource].happenings.map((happening: string) => `${resource}.${happening}` as EventType),
+);
 
 /**
  * Kinds only older versions wrote: the log still holds and shows them, nothing writes them now. A

@@ -1,12 +1,14 @@
-import { MAC_FAMILY } from './macs';
+import { declaredHappenings } from './declared-family';
+import { MAC_FAMILY, MAC_WRITES } from './macs';
 import { workflowIdOf } from './workflow-ids';
 
 /**
  * The resource families, each declared once: what the API calls its collection, what events,
  * search attributes and metrics call one of its resources, where it is stored, where an event's
- * payload holds it, and, for a stateful family, the workflow that owns each resource's life. The
- * layers derive their lists from this one: event kinds, `ResourceKind`, workflow ids and starts,
- * the operator queue's types and the metrics' resource tables.
+ * payload holds it, what its events say happened, and, for a stateful family, the workflow that
+ * owns each resource's life. The layers derive their lists from this one: event kinds,
+ * `ResourceKind`, workflow ids and starts, the operator queue's types and the metrics' resource
+ * tables.
  */
 interface FamilyDescriptor {
   /** The path of its collection (`network-service-configs`). */
@@ -15,6 +17,8 @@ interface FamilyDescriptor {
   table: string;
   /** The property under which an event's payload holds one of its resources. */
   eventProperty: string;
+  /** What its events say happened to one of its resources (`created` for `<resource>.created`). */
+  happenings: readonly string[];
   /** Its resources carry an IX-API `state` that moves as they are provisioned. */
   stateful?: true;
   /** Its rows record when billing started, which their first move to production sets. */
@@ -28,19 +32,27 @@ export const FAMILIES = {
     collection: 'accounts',
     table: 'accounts',
     eventProperty: 'account',
+    happenings: ['imported', 'created', 'updated', 'deleted', 'state_changed'],
     stateful: true,
     workflow: { type: 'onboardAccount', input: 'accountId' },
   },
-  contact: { collection: 'contacts', table: 'contacts', eventProperty: 'contact' },
+  contact: {
+    collection: 'contacts',
+    table: 'contacts',
+    eventProperty: 'contact',
+    happenings: ['created', 'updated', 'deleted'],
+  },
   role_assignment: {
     collection: 'role-assignments',
     table: 'role_assignments',
     eventProperty: 'role_assignment',
+    happenings: ['created', 'deleted'],
   },
   connection: {
     collection: 'connections',
     table: 'connections',
     eventProperty: 'connection',
+    happenings: ['created', 'changed', 'state_changed', 'cancellation_requested', 'loa_uploaded'],
     stateful: true,
     billed: true,
     workflow: { type: 'provisionConnection', input: 'connectionId' },
@@ -50,21 +62,38 @@ export const FAMILIES = {
     collection: 'port-reservations',
     table: 'port_reservations',
     eventProperty: 'reservation',
+    happenings: ['created', 'changed', 'state_changed', 'loa_uploaded'],
     stateful: true,
     billed: true,
   },
-  ip: { collection: 'ips', table: 'ip_addresses', eventProperty: 'ip' },
+  ip: { collection: 'ips', table: 'ip_addresses', eventProperty: 'ip', happenings: ['created', 'changed'] },
   // Declared whole in domain/macs.ts.
-  mac: { collection: MAC_FAMILY.collection, table: MAC_FAMILY.table, eventProperty: MAC_FAMILY.resource },
+  mac: {
+    collection: MAC_FAMILY.collection,
+    table: MAC_FAMILY.table,
+    eventProperty: MAC_FAMILY.resource,
+    happenings: declaredHappenings(MAC_WRITES),
+  },
   member_joining_rule: {
     collection: 'member-joining-rules',
     table: 'member_joining_rules',
     eventProperty: 'member_joining_rule',
+    happenings: ['created', 'changed', 'deleted'],
   },
   network_service: {
     collection: 'network-services',
     table: 'network_services',
     eventProperty: 'network_service',
+    happenings: [
+      'created',
+      'changed',
+      'state_changed',
+      'cancellation_requested',
+      'change_requested',
+      'change_request_accepted',
+      'change_request_withdrawn',
+      'change_request_rejected',
+    ],
     stateful: true,
     billed: true,
     workflow: { type: 'provisionNetworkService', input: 'serviceId' },
@@ -73,6 +102,7 @@ export const FAMILIES = {
     collection: 'network-service-configs',
     table: 'network_service_configs',
     eventProperty: 'network_service_config',
+    happenings: ['created', 'changed', 'state_changed', 'cancellation_requested'],
     stateful: true,
     billed: true,
     workflow: { type: 'provisionNetworkServiceConfig', input: 'configId' },
@@ -81,6 +111,7 @@ export const FAMILIES = {
     collection: 'network-feature-configs',
     table: 'network_feature_configs',
     eventProperty: 'network_feature_config',
+    happenings: ['created', 'changed', 'state_changed', 'cancellation_requested'],
     stateful: true,
     billed: true,
     workflow: { type: 'provisionNetworkFeatureConfig', input: 'featureConfigId' },

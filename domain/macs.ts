@@ -31,6 +31,9 @@ export function macProblems(input: MacInput, now: Date): PropertyError[] {
   return [...problems, ...validityProblems(input, now)];
 }
 
+/** A MAC registration is made and deleted, never changed: a new window is a new registration. */
+export const MAC_WRITES = ['create', 'destroy'] as const;
+
 const INSTANT = { type: 'string', format: 'date-time', maxLength: 40, nullable: true };
 
 /**
@@ -57,7 +60,7 @@ export const MAC_FAMILY: DeclaredFamily<MacInput & Record<string, unknown>> = {
     valid_not_after: { schema: INSTANT, filter: 'window-end' },
   },
   visibility: 'owned',
-  writes: ['create', 'destroy'],
+  writes: MAC_WRITES,
   problems: (input, { now }) => macProblems(input, now),
   quota: 'macs',
   unique: {
