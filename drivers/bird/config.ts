@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { BgpSession } from '../contract';
 import { DriverError } from '../contract';
+import { exportChannel, exportFilter, sortedTables } from './export-control';
+import { importFilters } from './filters';
 import type { RpkiCache } from './rpki';
 import { rpkiDefinitions } from './rpki';
 
@@ -84,35 +86,6 @@ export function birdString(text: string, what: string): string {
 // eslint-disable-next-line no-control-regex
 const commentText = (text: string): string => text.replace(/[\u0000-\u001f\u007f]/g, '?');
 
-const DEFAULT_V4 = '0.0.0.0/0';
-const DEFAULT_V6 = '::/0';
-/** Addresses no member may announce (RFC 6890 special-purpose, RFC 1918, multicast, reserved). */
-export const BOGONS_V4 = [
-  '0.0.0.0/8+',
-  '10.0.0.0/8+',
-  '100.64.0.0/10+',
-  '127.0.0.0/8+',
-  '169.254.0.0/16+',
-  '172.16.0.0/12+',
-  '192.0.0.0/24+',
-  '192.168.0.0/16+',
-  '198.18.0.0/15+',
-  '224.0.0.0/4+',
-  '240.0.0.0/4+',
-];
-export const BOGONS_V6 = [
-  '::/8+',
-  '0100::/64+',
-  '2001:2::/48+',
-  '2001:10::/28+',
-  'fc00::/7+',
-  'fe80::/10+',
-  'fec0::/10+',
-  'ff00::/8+',
-];
-export const DOCUMENTATION_V4 = ['192.0.2.0/24+', '198.51.100.0/24+', '203.0.113.0/24+'];
-export const DOCUMENTATION_V6 = ['2001:db8::/32+', '3fff::/20+'];
-
 const checkAsn = (asn: number, what: string): void => {
   if (!Number.isInteger(asn) || asn < 1 || asn > 4294967294) invalid(`${what} ${asn} is not an ASN`);
 };
@@ -123,61 +96,18 @@ const family = (address: string): 4 | 6 => {
   return version;
 };
 
-const prefixSet = (prefixes: readonly string[]): string =>
-  `[\n${prefixes.map((prefix) => `  ${prefix}`).join(',\n')}\n]`;
-
 const rpkiOn = (settings: RouteServerSettings): boolean => (settings.rpkiCaches?.length ?? 0) > 0;
 
-/** The filters every session shares: sanity on both ways, the per-member checks on import. */
-function filters(settings: RouteServerSettings): string[] {
-  const documentation = settings.rejectDocumentationPrefixes ?? true;
-  const rpki = rpkiOn(settings);
-  const v4 = [...BOGONS_V4, ...(documentation ? DOCUMENTATION_V4 : [])];
-  const v6 = [...BOGONS_V6, ...(documentation ? DOCUMENTATION_V6 : [])];
-  return [
-    `# Bogons: special-purpose, private, multicast and reserved ranges${documentation ? ', and the documentation prefixes' : ''}.`,
-    `define BOGONS_V4 = ${prefixSet(v4)};`,
-    `define BOGONS_V6 = ${prefixSet(v6)};`,
-    '',
-    '# Whether a route may cross the route server at all: no default route, no bogon, no prefix',
-    '# longer than /24 (IPv4) or /48 (IPv6) or shorter than /8 (IPv4) or /16 (IPv6), IPv6 only',
-    '# from global unicast (2000::/3), an AS path of at most 64 ASNs.',
-    'function rs_sane()',
-    '{',
-    '  if net.type = NET_IP4 then {',
-    `    if net = ${DEFAULT_V4} then return false;`,
-    '    if net ~ BOGONS_V4 then return false;',
-    '    if net.len > 24 || net.len < 8 then return false;',
-    '  } else {',
-    `    if net = ${DEFAULT_V6} then return false;`,
-    '    if net ~ BOGONS_V6 then return false;',
-    '    if !(net ~ [ 2000::/3+ ]) then return false;',
-    '    if net.len > 48 || net.len < 16 then return false;',
-    '  }',
-    '  if bgp_path.len > 64 then return false;',
-    '  return true;',
-    '}',
-    '',
-    "# What a member's router may announce: sane routes whose AS path starts with the member's ASN",
-    "# and does not hold the route server's, with the member's address as next hop.",
-    ...(rpki ? ['# Nor may its origin be RPKI-invalid (rs_rpki tags the others).'] : []),
-    'function rs_import(int peer_asn)',
-    '{',
-    '  if !rs_sane() then return false;',
-    '  if bgp_path.first != peer_asn then return false;',
-    `  if bgp_path ~ [= * ${settings.asn} * =] then return false;`,
-    '  if bgp_next_hop != from then return false;',
-    ...(rpki ? ['  if !rs_rpki() then return false;'] : []),
-    '  return true;',
-    '}',
-    '',
-    '# What the route server passes on to a member: sane routes.',
-    'function rs_export()',
-    '{',
-    '  return rs_sane();',
-    '}',
-  ];
-}
+/** The filters every session shares: sanity, the member's checks on import, export control. */
+const filters = (settings: RouteServerSettings): string[] => [
+  ...importFilters({
+    asn: settings.asn,
+    rejectDocumentationPrefixes: settings.rejectDocumentationPrefixes ?? true,
+    rpki: rpkiOn(settings),
+  }),
+  '',
+  ...exportFilter(settings.asn),
+];
 
 /** One session's `protocol bgp`. */
 function protocol(settings: RouteServerSettings, session: BgpSession): string[] {
@@ -218,7 +148,12 @@ function protocol(settings: RouteServerSettings, session: BgpSession): string[] 
     if (rpkiOn(settings)) lines.push('    import table on;');
     lines.push(`    import where rs_import(${session.peerAsn});`);
   }
-  lines.push('    export where rs_export();', '    next hop keep;', '  };', '}');
+  lines.push(
+    ...exportChannel(session.peerAsn).map((line) => `    ${line}`),
+    '    next hop keep;',
+    '  };',
+    '}',
+  );
   return lines;
 }
 
@@ -248,6 +183,8 @@ export function birdConfig(settings: RouteServerSettings, sessions: readonly Bgp
   ];
   if (settings.logFile) lines.push(`log ${birdString(settings.logFile, 'the log file')} all;`);
   lines.push(
+    '',
+    ...sortedTables(),
     '',
     '# Interfaces, so that BGP finds its directly connected neighbours.',
     'protocol device {',

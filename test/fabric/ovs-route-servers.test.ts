@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
@@ -8,8 +8,10 @@ import { protocolName } from '../../drivers/bird/config';
 import { OvsFabric } from '../../drivers/ovs/fabric';
 import { runProgram } from '../../drivers/ovs/program';
 import { coreBridgeName, linkOf } from '../../drivers/ovs/topology';
-import { endProcess, processRuns } from '../../drivers/processes';
+import { processRuns } from '../../drivers/processes';
 import { catalogueRouteServers, fabricDevices, fabricRouteServers } from '../../drivers/ovs/catalogue';
+import type { Speaker } from '../support/bird-speakers';
+import { communityLine, routeOf, startSpeaker } from '../support/bird-speakers';
 import { settleConnections } from '../support/connections';
 import type { RtrCacheProcess } from '../support/stayrtr';
 import { startStayrtr } from '../support/stayrtr';
@@ -70,20 +72,9 @@ interface Customer {
   circuitEnd: { connection: string; device: string; port: string };
   device: string;
   port: string;
-  birdDir: string;
+  /** Its router: a BIRD in its port's namespace. */
+  speaker?: Speaker;
 }
-
-/** The lines `birdc show route all` shows for `prefix`: its line and the attributes below it. */
-function routeOf(shown: string, prefix: string): string {
-  const lines = shown.split('\n');
-  const start = lines.findIndex((line) => line.startsWith(`${prefix} `));
-  assert.ok(start >= 0, `no ${prefix} in\n${shown}`);
-  const end = lines.findIndex((line, index) => index > start && /^\S/.test(line));
-  return lines.slice(start, end < 0 ? undefined : end).join('\n');
-}
-
-const communityLine = (community: string) =>
-  new RegExp(`BGP\\.large_community: .*${community.replace(/[()]/g, '\\$&')}`);
 
 describe('route servers on the ovs fabric', function () {
   this.timeout(240_000);
@@ -116,8 +107,7 @@ describe('route servers on the ovs fabric', function () {
   const namespaceOf = (customer: Customer) => linkOf(customer.device, customer.port).namespace;
   const inNamespace = (customer: Customer, args: string[]) =>
     runProgram('ip', ['netns', 'exec', namespaceOf(customer), ...args]);
-  const birdc = async (customer: Customer, args: string[]) =>
-    (await runProgram('birdc', ['-s', path.join(customer.birdDir, 'bird.ctl'), ...args])).stdout;
+  const birdc = (customer: Customer, args: string[]) => customer.speaker!.birdc(args);
   const pings = (from: Customer, to: Customer) =>
     inNamespace(from, ['ping', '-c', '2', '-W', '1', to.address]).then(
       () => true,
@@ -136,12 +126,7 @@ describe('route servers on the ovs fabric', function () {
     this.timeout(60_000);
     await setWorker({});
     try {
-      for (const customer of customers) {
-        if (!customer.birdDir) continue;
-        const pidFile = path.join(customer.birdDir, 'bird.pid');
-        const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
-        if (pid > 0) await endProcess(pid, 5000, 'bird');
-      }
+      for (const customer of customers) await customer.speaker?.stop();
       if (cache) {
         await cache.stop();
         assert.equal(processRuns(cache.pid), false, 'the RPKI cache is gone');
@@ -321,33 +306,14 @@ describe('route servers on the ovs fabric', function () {
     for (const customer of customers) {
       const end = linkOf(customer.device, customer.port).customerEnd;
       await inNamespace(customer, ['ip', 'addr', 'add', `${customer.address}/24`, 'dev', end]);
-      customer.birdDir = path.join(root, `member-${customer.asn}`);
-      mkdirSync(customer.birdDir);
-      const config = [
-        `router id ${customer.address};`,
-        `log "${customer.birdDir}/bird.log" all;`,
-        'protocol device {}',
-        `protocol static announced { ipv4; ${[customer.prefix, customer.invalid ?? []]
-          .flat()
-          .map((prefix) => `route ${prefix} blackhole;`)
-          .join(' ')} }`,
-        'protocol bgp routeserver {',
-        `  local ${customer.address} as ${customer.asn};`,
-        `  neighbor ${RS_ADDRESS} as 64500;`,
-        '  connect delay time 1; connect retry time 2; error wait time 1, 4;',
-        '  ipv4 { import all; export where proto = "announced"; };',
-        '}',
-      ];
-      writeFileSync(path.join(customer.birdDir, 'bird.conf'), `${config.join('\n')}\n`);
-      await inNamespace(customer, [
-        'bird',
-        '-c',
-        path.join(customer.birdDir, 'bird.conf'),
-        '-s',
-        path.join(customer.birdDir, 'bird.ctl'),
-        '-P',
-        path.join(customer.birdDir, 'bird.pid'),
-      ]);
+      customer.speaker = await startSpeaker({
+        namespace: namespaceOf(customer),
+        dir: path.join(root, `member-${customer.asn}`),
+        asn: customer.asn,
+        address: customer.address,
+        routeServer: { address: RS_ADDRESS, asn: 64500 },
+        announce: [customer.prefix, customer.invalid ?? []].flat().map((prefix) => ({ prefix })),
+      });
     }
 
     const servers = new BirdRouteServers(fabric!.birdDir, catalogueRouteServers(stack().db.fabricCatalogue));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { birdConfig, birdString, protocolName, sessionsOfConfig } from '../../drivers/bird/config';
 import { parseProtocols } from '../../drivers/bird/process';
 import { DriverError } from '../../drivers/contract';
-import { bgpSession, protocolBlock, ROUTE_SERVER, withBirdCheck } from '../support/bird-config';
+import { bgpSession, configBlock, protocolBlock, ROUTE_SERVER, withBirdCheck } from '../support/bird-config';
 
 /**
  * The BIRD 2 configuration of a route server (drivers/bird/config.ts): one protocol per session in
@@ -34,7 +34,8 @@ describe('BIRD route-server configuration', () => {
       'rs client;',
       'ipv4 {',
       'import where rs_import(64501);',
-      'export where rs_export();',
+      'export where rs_export(64501);',
+      'secondary on;',
       'next hop keep;',
       '};',
       '}',
@@ -44,6 +45,57 @@ describe('BIRD route-server configuration', () => {
     assert.ok(v6.includes('neighbor 2001:db8::11 as 4200000001;'));
     assert.ok(v6.includes('ipv6 {'));
     assert.ok(!v6.includes('ipv4 {'));
+    assert.ok(v6.includes('export where rs_export(4200000001);'), 'the export knows its peer');
+  });
+
+  it('avoids path hiding: sorted master tables, and every channel falls back past a refused path', () => {
+    const sessions = [
+      session(),
+      session({ name: 'v6', peerAddress: '2001:db8::11', peerAsn: 64502, insertIxpAsn: true }),
+      session({ name: 'none', peerAddress: '192.0.2.12', peerAsn: 64503, maxPrefix: 0 }),
+    ];
+    const config = birdConfig(RS, sessions);
+    const tables = config.split('\n').filter((line) => /^ipv[46] table /.test(line));
+    assert.deepEqual(tables, ['ipv4 table master4 sorted;', 'ipv6 table master6 sorted;']);
+    // Declared before anything that uses them.
+    assert.ok(config.indexOf('ipv4 table master4 sorted;') < config.indexOf('protocol '));
+    for (const one of sessions) {
+      const lines = block(config, one.name);
+      const exported = lines.indexOf(`export where rs_export(${one.peerAsn});`);
+      assert.ok(exported > 0, lines.join('\n'));
+      assert.equal(lines[exported + 1], 'secondary on;', `${one.name}: ${lines.join('\n')}`);
+    }
+    assert.equal([...config.matchAll(/^ {4}secondary on;$/gm)].length, sessions.length);
+    assert.doesNotMatch(config, /^\s*table /m, 'no table of their own: every channel is on the master');
+  });
+
+  it("exports by the announcer's large communities of the RS ASN, and takes those off", () => {
+    const config = birdConfig({ ...RS, asn: 4200000000 }, [session()]);
+    const has = (fn: number | string, peer: number | string) =>
+      `(4200000000, ${fn}, ${peer}) ~ bgp_large_community`;
+    const prepend = 'bgp_path.prepend(bgp_path.first);';
+    assert.deepEqual(configBlock(config, 'function rs_export(int peer_asn)'), [
+      'function rs_export(int peer_asn)',
+      '{',
+      'if !rs_sane() then return false;',
+      `if ${has(0, 'peer_asn')} then return false;`,
+      `if ${has(0, 0)} && !(${has(1, 'peer_asn')}) then return false;`,
+      `if ${has(103, 'peer_asn')} then {`,
+      prepend,
+      prepend,
+      prepend,
+      `} else if ${has(102, 'peer_asn')} then {`,
+      prepend,
+      prepend,
+      `} else if ${has(101, 'peer_asn')} then {`,
+      prepend,
+      '}',
+      // The control communities go; the RPKI tags (4200000000, 1000, *) and any other stay.
+      'bgp_large_community.delete([(4200000000, 0, *), (4200000000, 1, *), (4200000000, 101..103, *)]);',
+      'return true;',
+      '}',
+    ]);
+    assert.ok(block(config, 'nfc-7m2k9x4q1b8d3f6h').includes('export where rs_export(64501);'));
   });
 
   it('maps passive, password, max prefix, the RS ASN, AS-SET and flags', () => {
@@ -191,6 +243,10 @@ describe('BIRD route-server configuration', () => {
       const broken = check(config.replace('rs client;', 'rs clint;'));
       assert.notEqual(broken.status, 0);
       assert.match(broken.stderr, /syntax error/);
+      // `secondary` needs the sorted tables: BIRD refuses the one without the other.
+      const unsorted = check(config.replace('ipv4 table master4 sorted;', 'ipv4 table master4;'));
+      assert.notEqual(unsorted.status, 0);
+      assert.match(unsorted.stderr, /secondary option requires sorted table/);
     });
   });
 });
