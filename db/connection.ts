@@ -102,5 +102,17 @@ export function createSequelize(options: DatabaseOptions): Sequelize {
       bigNumberStrings: false,
     },
     define: { underscored: true, freezeTableName: true },
+    hooks: {
+      // Every connection's transactions are READ COMMITTED unless they say otherwise: the writes
+      // that take something scarce (orders) need it and so skip a statement each; the unit of work
+      // asks for REPEATABLE READ for the others (db/unit-of-work.ts).
+      afterConnect: (connection) =>
+        new Promise<void>((resolve, reject) => {
+          (connection as { query(sql: string, done: (error: Error | null) => void): void }).query(
+            'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED',
+            (error) => (error ? reject(error) : resolve()),
+          );
+        }),
+    },
   });
 }

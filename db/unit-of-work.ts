@@ -72,7 +72,7 @@ export interface UnitOfWorkOptions {
    * `read-committed` for a write that takes something scarce (ports, VLAN tags, addresses) after
    * locking what serialises the takers: each statement sees what committed while it waited for the
    * lock (a repeatable read would show the snapshot of its first read), and it takes no gap locks.
-   * Otherwise the database's default, repeatable read.
+   * It is each connection's default, so it costs no statement. Otherwise repeatable read.
    */
   isolation?: 'read-committed';
   /** Told of each transaction begun (a retried write begins one per attempt). */
@@ -91,10 +91,11 @@ export async function unitOfWork<T>(
   work: (transaction: Transaction) => Promise<T>,
   options: UnitOfWorkOptions = {},
 ): Promise<T> {
+  // Connections begin READ COMMITTED (db/connection.ts): only a repeatable read is asked for.
   const settings =
     options.isolation === 'read-committed'
-      ? { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }
-      : {};
+      ? {}
+      : { isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ };
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await sequelize.transaction(settings, (transaction) => {

@@ -21,6 +21,14 @@ export interface PortDemand {
   accounts: { managing_account: string; consuming_account: string; billing_account: string };
   /** The device the ports must be on (another member of an existing bundle); any device otherwise. */
   device?: string;
+  /** The devices at the PoP or metro area network, when the caller read them already. */
+  devices?: HandoverDevices;
+}
+
+/** The devices where an offering hands over, with the exchange's account (which holds spare ports). */
+export interface HandoverDevices {
+  exchange: string | null;
+  list: ReadonlyArray<{ id: string; pop: string }>;
 }
 
 export interface AllocatedPorts {
@@ -89,17 +97,24 @@ export function createPortAllocation(sequelize: Sequelize) {
       const onDevice = demand.device ? ' AND d.id = :onDevice' : '';
       // With them the exchange's account, which holds the spare ports.
       const exchange = '(SELECT MIN(id) FROM accounts WHERE is_exchange = 1) AS exchange';
-      const devices = await sequelize.query<{ id: string; pop: string; exchange: string | null }>(
-        demand.pop === null
-          ? `SELECT d.id, d.pop, ${exchange} FROM devices d JOIN pops p ON p.id = d.pop
+      const known = demand.devices && !demand.device ? demand.devices : undefined;
+      const devices = known
+        ? known.list.map((device) => ({ ...device, exchange: known.exchange }))
+        : await sequelize.query<{ id: string; pop: string; exchange: string | null }>(
+            demand.pop === null
+              ? `SELECT d.id, d.pop, ${exchange} FROM devices d JOIN pops p ON p.id = d.pop
               WHERE p.metro_area_network = :man${onDevice} ORDER BY d.id`
-          : `SELECT d.id, d.pop, ${exchange} FROM devices d WHERE d.pop = :pop${onDevice} ORDER BY d.id`,
-        {
-          replacements: { man: demand.metroAreaNetwork, pop: demand.pop, onDevice: demand.device ?? null },
-          type: QueryTypes.SELECT,
-          transaction,
-        },
-      );
+              : `SELECT d.id, d.pop, ${exchange} FROM devices d WHERE d.pop = :pop${onDevice} ORDER BY d.id`,
+            {
+              replacements: {
+                man: demand.metroAreaNetwork,
+                pop: demand.pop,
+                onDevice: demand.device ?? null,
+              },
+              type: QueryTypes.SELECT,
+              transaction,
+            },
+          );
       if (!devices.length) throw noPorts();
       const atPops = devices.map((row) => row.id);
       const pops = [...new Set(devices.map((row) => row.pop))];

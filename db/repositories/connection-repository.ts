@@ -1,11 +1,6 @@
 import { workflowStartOf } from '../../domain/families';
 import type { Sequelize, Transaction } from 'sequelize';
-import type {
-  ConnectionMode,
-  ConnectionOffering,
-  CrossConnectInitiator,
-  LacpTimeout,
-} from '../../domain/connections';
+import type { ConnectionMode, CrossConnectInitiator, LacpTimeout } from '../../domain/connections';
 import { connectionSpeed, lagNameOf } from '../../domain/connections';
 import type { CancellationPolicy } from '../../domain/cancellation';
 import { cancellationPolicy, dayOf } from '../../domain/cancellation';
@@ -14,6 +9,7 @@ import { ENDED_STATES, GOING_STATES, isGoing, isLive, transition } from '../../d
 import type { StatusEntry } from '../../domain/status';
 import { newId } from '../../domain/ids';
 import type { OrderAccountProperty } from '../../domain/order-accounts';
+import type { OrderedOffering } from '../connection-order-facts';
 import { connectionOrderFacts, orderedOffering } from '../connection-order-facts';
 import type { EventRepository } from './event-repository';
 import type { OutboxRepository, WorkflowStart } from './outbox-repository';
@@ -80,11 +76,7 @@ export interface ConnectionPlacement {
 }
 
 /** The offering of an order with what allocating ports needs. */
-export interface OrderedOffering extends ConnectionOffering {
-  physical_port_speed: number;
-  handover_pop: string | null;
-  handover_metro_area_network: string;
-}
+export type { OrderedOffering } from '../connection-order-facts';
 
 export { provisioningWorkflowId };
 
@@ -271,6 +263,7 @@ export function createConnectionRepository(deps: {
             connection: id,
             pop: offering.handover_pop,
             metroAreaNetwork: offering.handover_metro_area_network,
+            devices: offering.devices,
             speed: offering.physical_port_speed,
             quantity: input.port_quantity,
             accounts: {
