@@ -4,6 +4,8 @@
  * What is passed on to each member is drivers/bird/export-control.ts's.
  */
 
+import { RPKI_COMMUNITY_FUNCTION } from './rpki';
+
 /** What the filters need of the route server's settings. */
 export interface FilterOptions {
   /** The route server's ASN: no imported path may hold it. */
@@ -84,6 +86,8 @@ export function importFilters({ asn, rejectDocumentationPrefixes, rpki }: Filter
     '  if bgp_path.first != peer_asn then return false;',
     `  if bgp_path ~ [= * ${asn} * =] then return false;`,
     '  if bgp_next_hop != from then return false;',
+    '  # Only the route server sets its informational communities (function 1000).',
+    `  bgp_large_community.delete([(${asn}, ${RPKI_COMMUNITY_FUNCTION}, *)]);`,
     ...(rpki ? ['  if !rs_rpki() then return false;'] : []),
     '  return true;',
     '}',

@@ -27,7 +27,8 @@ export const ROA_TABLES = { v4: 'roa_v4', v6: 'roa_v6' } as const;
 /**
  * The large communities `RS_ASN:1000:<n>` the route server puts on what it accepts, in the
  * Euro-IX informational range (1000 to 1999): RPKI valid and RPKI not found. Members' own
- * communities of that function are removed on import, so that only the route server sets them.
+ * communities of that function are removed on import (drivers/bird/filters.ts), with RPKI or
+ * without, so that only the route server sets them.
  */
 export const RPKI_COMMUNITY_FUNCTION = 1000;
 export const RPKI_COMMUNITIES = { valid: 1, notFound: 2 } as const;
@@ -84,10 +85,9 @@ export function rpkiDefinitions(asn: number, caches: readonly RpkiCache[]): stri
   lines.push(
     '',
     "# The route's origin (the last AS of its path) checked against the ROAs: an invalid one is",
-    `# dropped; valid is tagged (${asn}, ${RPKI_COMMUNITY_FUNCTION}, ${RPKI_COMMUNITIES.valid}), not found (${asn}, ${RPKI_COMMUNITY_FUNCTION}, ${RPKI_COMMUNITIES.notFound}); members cannot set these.`,
+    `# dropped; valid is tagged (${asn}, ${RPKI_COMMUNITY_FUNCTION}, ${RPKI_COMMUNITIES.valid}), not found (${asn}, ${RPKI_COMMUNITY_FUNCTION}, ${RPKI_COMMUNITIES.notFound}); rs_import takes members' own off first.`,
     'function rs_rpki()',
     '{',
-    `  bgp_large_community.delete([(${asn}, ${RPKI_COMMUNITY_FUNCTION}, *)]);`,
     '  if net.type = NET_IP4 then {',
     ...check(v4),
     '  } else {',
