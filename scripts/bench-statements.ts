@@ -45,7 +45,9 @@ export async function listStatements(
 
 /** Statements other processes run on their own (relays, housekeeping), whatever the request. */
 const BACKGROUND = [
-  /FROM workflow_outbox\b.*SKIP LOCKED/,
+  // The relays' rounds: candidates, the claim of a batch and its read back.
+  /^SELECT id FROM workflow_outbox WHERE delivered_at IS NULL AND \(claimed_until IS NULL/,
+  /^SELECT id FROM workflow_outbox WHERE claimed_by = /,
   /FROM `workflow_outbox` AS `Outbox` WHERE `Outbox`.`id` IN \(/,
   /^UPDATE workflow_outbox SET claimed_until = .* WHERE id IN \(/,
   /^DELETE FROM \w+ WHERE (expire|expires_at|created_at|delivered_at)/i,
