@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'sequelize';
 import { Op } from 'sequelize';
 import type { Models } from '../models';
-import { unitOfWork } from '../unit-of-work';
+import { isConflict, unitOfWork } from '../unit-of-work';
 
 const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 
@@ -138,24 +138,28 @@ export function createCredentialRepository({ models, hashKey }: { models: Models
       },
       now = new Date(),
     ): Promise<void> {
-      // One unit of work, run again should certification on a Galera cluster refuse it: the new
-      // token refers to the key's row, which a login with the same key on another node may be
-      // changing at the same moment.
+      // The token in a unit of work of its own, run again should certification on a Galera cluster
+      // refuse it: it refers to the key's row, which a login with the same key on another node may
+      // be recording its use on at the same moment.
       await unitOfWork(models.ApiKey.sequelize!, async (transaction) => {
         await models.RefreshToken.create(token, { transaction });
-        await models.ApiKey.update(
-          { lastUsedAt: now },
-          {
-            where: {
-              apiKey: token.apiKey,
-              [Op.or]: [
-                { lastUsedAt: null },
-                { lastUsedAt: { [Op.lte]: new Date(now.getTime() - KEY_USE_PRECISION_MS) } },
-              ],
-            },
-            transaction,
+      });
+      // The key's use apart, as bookkeeping: when logins with one key through several nodes record
+      // it at once and their writes collide, the one that committed stands for all. A login never
+      // fails for it.
+      await models.ApiKey.update(
+        { lastUsedAt: now },
+        {
+          where: {
+            apiKey: token.apiKey,
+            [Op.or]: [
+              { lastUsedAt: null },
+              { lastUsedAt: { [Op.lte]: new Date(now.getTime() - KEY_USE_PRECISION_MS) } },
+            ],
           },
-        );
+        },
+      ).catch((error: unknown) => {
+        if (!isConflict(error)) throw error;
       });
     },
 
