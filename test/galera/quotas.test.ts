@@ -23,6 +23,12 @@ describe('a quota held by writes sent through two nodes at once', function () {
 
   it('lets one of two registrations checked at once on two nodes commit, and refuses the other', async () => {
     const customer = await importFreshAccount('acc-galera-quota', 'Galera Quota Networks', stack.dbs[0]);
+    // Node 2 has applied the new account before it is asked to count against its quota (a node
+    // that had not yet would find no tree to take a turn on; deployments read with wsrep_sync_wait).
+    const seen = await rowsOn<{ id: string }>(stack, 1, 'SELECT id FROM accounts WHERE id = :customer', {
+      customer,
+    });
+    assert.equal(seen.length, 1, 'node 2 has the account');
     let checked = 0;
     let bothChecked!: () => void;
     const barrier = new Promise<void>((resolve) => (bothChecked = resolve));
