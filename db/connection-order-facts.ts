@@ -7,6 +7,7 @@ import type { OrderAccountRow } from './order-accounts';
 import { ORDER_ACCOUNT_ROWS, ORDER_ROLE_ASSIGNMENTS, orderAccountsFrom } from './order-accounts';
 import type { NewConnection } from './repositories/connection-repository';
 import type { HandoverDevices } from './allocation/ports';
+import { EXCHANGE_ACCOUNT } from './allocation/ports';
 
 /** An offering an order names, as the order rules and the allocation of its ports read it. */
 export interface OrderedOffering extends ConnectionOffering {
@@ -78,7 +79,7 @@ export async function connectionOrderFacts(
        (SELECT JSON_ARRAYAGG(JSON_OBJECT('id', d.id, 'pop', d.pop)) FROM devices d JOIN pops p ON p.id = d.pop
          WHERE d.pop = o.handover_pop
             OR (o.handover_pop IS NULL AND p.metro_area_network = o.handover_metro_area_network)) AS order_devices,
-       (SELECT MIN(id) FROM accounts WHERE is_exchange = 1) AS order_exchange
+       ${EXCHANGE_ACCOUNT} AS order_exchange
      FROM (SELECT 1) one LEFT JOIN product_offerings o ON o.id = :offering`,
     {
       offering: input.product_offering,

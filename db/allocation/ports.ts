@@ -25,6 +25,9 @@ export interface PortDemand {
   devices?: HandoverDevices;
 }
 
+/** The exchange's own account, which holds the spare ports, as a subquery. */
+export const EXCHANGE_ACCOUNT = '(SELECT MIN(id) FROM accounts WHERE is_exchange = 1)';
+
 /** The devices where an offering hands over, with the exchange's account (which holds spare ports). */
 export interface HandoverDevices {
   exchange: string | null;
@@ -96,7 +99,7 @@ export function createPortAllocation(sequelize: Sequelize) {
       // The devices at the PoP, or at every PoP of the metro area network, in one statement.
       const onDevice = demand.device ? ' AND d.id = :onDevice' : '';
       // With them the exchange's account, which holds the spare ports.
-      const exchange = '(SELECT MIN(id) FROM accounts WHERE is_exchange = 1) AS exchange';
+      const exchange = `${EXCHANGE_ACCOUNT} AS exchange`;
       const known = demand.devices && !demand.device ? demand.devices : undefined;
       const devices = known
         ? known.list.map((device) => ({ ...device, exchange: known.exchange }))
